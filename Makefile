@@ -1,0 +1,85 @@
+# accel.openstack: every task a user or CI needs. `make demo` and `make test` are the two entry points.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+PLACEMENT_VENV := .venv-placement
+NOVA_VENV := .venv-nova
+COLLECTIONS := $(CURDIR)/.build/collections
+COLLECTION_LINK := $(COLLECTIONS)/ansible_collections/accel/openstack
+DEMO_DIR := $(CURDIR)/.demo
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
+export ANSIBLE_NOCOLOR := true
+export ANSIBLE_STDOUT_CALLBACK := default
+export ANSIBLE_LOCALHOST_WARNING := false
+export ANSIBLE_INVENTORY_UNPARSED_WARNING := false
+export PATH := $(BIN):$(PATH)
+export ACCEL_PLACEMENT_VENV := $(CURDIR)/$(PLACEMENT_VENV)
+export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
+PYTEST_ARGS ?=
+
+.PHONY: help venv placement-venv nova-venv collection demo demo-roots test lint ruff ansible-lint sanity \
+        unit integration molecule build docs-check clean benchmark differential-full
+
+help:
+	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
+	@echo "make test   - run every test: lint, sanity, unit, integration (real Placement, real Nova), molecule"
+
+$(VENV)/.stamp: requirements/test.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements/test.txt
+	touch $@
+venv: $(VENV)/.stamp
+
+$(PLACEMENT_VENV)/.stamp: requirements/placement.txt
+	$(PYTHON) -m venv $(PLACEMENT_VENV)
+	$(PLACEMENT_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/placement.txt
+	touch $@
+placement-venv: $(PLACEMENT_VENV)/.stamp
+
+$(NOVA_VENV)/.stamp: requirements/nova.txt
+	$(PYTHON) -m venv $(NOVA_VENV)
+	$(NOVA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/nova.txt
+	touch $@
+nova-venv: $(NOVA_VENV)/.stamp
+
+# The repository root is the collection root; ansible finds it through this link.
+collection:
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	@ln -sfn $(CURDIR) $(COLLECTION_LINK)
+
+demo-roots: venv
+	$(BIN)/python -m tests.support.fake_sysfs --all --dest $(DEMO_DIR)/roots --inventory inventories/demo/hosts.yml
+
+demo: venv placement-venv collection demo-roots
+	ACCEL_DEMO_DIR=$(DEMO_DIR) $(BIN)/ansible-playbook site.yml -i inventories/demo
+
+ruff: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+ansible-lint: venv collection
+	$(BIN)/ansible-lint --profile production --offline playbooks/ roles/ site.yml
+
+sanity: venv
+	tests/run_sanity.sh
+
+lint: ruff ansible-lint
+
+unit: venv collection
+	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+integration: venv placement-venv nova-venv collection
+	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
+
+molecule: venv collection
+	tests/run_molecule.sh
+
+test: lint sanity unit integration molecule
+
+build: venv
+	$(BIN)/ansible-galaxy collection build --force --output-path .build
+
+clean:
+	rm -rf .build .demo .pytest_cache .ruff_cache

@@ -1,0 +1,20 @@
+"""Fixtures that start the real services the integration tests talk to."""
+
+import pytest
+
+from tests.support.placement_server import PlacementServer
+
+
+@pytest.fixture(scope="session")
+def placement_session(tmp_path_factory):
+    """One real Placement process for the whole run; use ``placement`` for a fresh database."""
+    server = PlacementServer(str(tmp_path_factory.mktemp("placement")))
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def placement(placement_session):
+    """The real Placement with an empty database for this test module."""
+    return placement_session.reset()

@@ -1,0 +1,152 @@
+"""Start and stop the real OpenStack Placement service (openstack-placement, SQLite, noauth2) for tests.
+
+The service runs in its own venv (``make placement-venv``, path in ``ACCEL_PLACEMENT_VENV``) because it
+pins its own SQLAlchemy and oslo versions. Each server gets its own database file; ``reset()`` gives a
+fresh database in about two seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MICROVERSION = "1.39"
+
+
+def placement_venv() -> str:
+    return os.environ.get("ACCEL_PLACEMENT_VENV") or os.path.join(REPO, ".venv-placement")
+
+
+class PlacementUnavailable(RuntimeError):
+    pass
+
+
+class PlacementServer:
+    """One real Placement process on 127.0.0.1 with a private SQLite database."""
+
+    def __init__(self, workdir: str | None = None):
+        self.venv = placement_venv()
+        self.python = os.path.join(self.venv, "bin", "python")
+        if not os.path.exists(self.python):
+            raise PlacementUnavailable(
+                f"no Placement venv at {self.venv}; run `make placement-venv` (tests need the real service)"
+            )
+        self.workdir = workdir or tempfile.mkdtemp(prefix="placement-")
+        self._own_workdir = workdir is None
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self._generation = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["OS_API__AUTH_STRATEGY"] = "noauth2"
+        env["OS_PLACEMENT_DATABASE__CONNECTION"] = f"sqlite:///{self.db_path}"
+        env.pop("PYTHONPATH", None)
+        return env
+
+    @property
+    def db_path(self) -> str:
+        return os.path.join(self.workdir, f"placement-{self._generation}.sqlite")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> PlacementServer:
+        manage = os.path.join(self.venv, "bin", "placement-manage")
+        subprocess.run([manage, "db", "sync"], env=self._env(), check=True, capture_output=True)
+        port_file = os.path.join(self.workdir, f"port-{self._generation}")
+        log = open(os.path.join(self.workdir, "placement.log"), "ab")  # noqa: SIM115 - owned by proc
+        self.proc = subprocess.Popen(
+            [self.python, os.path.join(HERE, "placement_wsgi.py"), port_file],
+            env=self._env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise PlacementUnavailable(f"Placement exited; see {self.workdir}/placement.log")
+            if os.path.exists(port_file):
+                with open(port_file) as handle:
+                    self.port = int(handle.read())
+                try:
+                    self.request("GET", "/")
+                    return self
+                except (urllib.error.URLError, ConnectionError):
+                    pass
+            time.sleep(0.05)
+        self.stop()
+        raise PlacementUnavailable("Placement did not answer within 120 s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def reset(self) -> PlacementServer:
+        """A fresh, empty database (a new process on a new port)."""
+        self.stop()
+        self._generation += 1
+        return self.start()
+
+    def close(self) -> None:
+        self.stop()
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> PlacementServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- raw HTTP (tests use it to seed and to read back) ----------------------------------------
+    def request(self, method: str, path: str, body=None, microversion: str = MICROVERSION):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("X-Auth-Token", "admin")
+        req.add_header("OpenStack-API-Version", f"placement {microversion}")
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                raw = resp.read()
+                return resp.status, (json.loads(raw) if raw else None)
+        except urllib.error.HTTPError as err:
+            raw = err.read()
+            try:
+                return err.code, json.loads(raw)
+            except ValueError:
+                return err.code, raw.decode(errors="replace")
+
+    @property
+    def auth(self) -> dict:
+        """The module options that reach this server (DESIGN: admin_token against noauth2)."""
+        return {"auth_type": "admin_token", "auth": {"endpoint": self.url, "token": "admin"}}
+
+
+if __name__ == "__main__":  # manual use: python -m tests.support.placement_server
+    with PlacementServer() as server:
+        print(server.url, flush=True)
+        try:
+            server.proc.wait()
+        except KeyboardInterrupt:
+            sys.exit(0)
