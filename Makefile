@@ -83,3 +83,17 @@ build: venv
 
 clean:
 	rm -rf .build .demo .pytest_cache .ruff_cache
+
+differential-full: venv placement-venv collection
+	ACCEL_DIFFERENTIAL_CASES=1000 $(BIN)/python -m pytest tests/integration -k differential $(PYTEST_ARGS)
+
+benchmark-discovery: venv collection
+	$(BIN)/python benchmarks/bench_discovery.py
+
+benchmark-placement: venv placement-venv collection
+	$(BIN)/python benchmarks/bench_placement.py
+
+benchmark-solver: venv placement-venv collection
+	$(BIN)/python benchmarks/bench_solver.py
+
+benchmark: benchmark-discovery benchmark-placement benchmark-solver
