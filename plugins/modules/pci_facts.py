@@ -1,0 +1,144 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+module: pci_facts
+short_description: Discover accelerators, IOMMU groups, NUMA, SR-IOV, vGPU and MIG state as facts
+version_added: 0.1.0
+description:
+  - Reads the host's PCI devices from sysfs under O(root) (C(/sys/bus/pci/devices) and the links the
+    kernel makes from there), its IOMMU groups, NUMA nodes, SR-IOV state, mediated-device (vGPU) types,
+    the kernel command line and the CPU vendor, and returns them as C(accel_*) facts.
+  - Device names come from the host's PCI ID database (C(pci.ids)) when it has one; otherwise they are null.
+  - NVIDIA vGPU 17 and newer on SR-IOV virtual functions (Ada, Hopper) has no mdev bus; the types a VF can
+    take (C(nvidia/creatable_vgpu_types)) are reported in C(mdev_types) with C(mechanism=nvidia_vgpu_vf).
+  - NVIDIA MIG state (mode current and pending, GPU instances with profile and placement) is added per GPU
+    and matched by PCI bus id, never by GPU index. On a live host (O(root=/)) it comes from C(nvidia-smi -q -x)
+    and C(nvidia-smi mig -lgi -i <bus id>) when C(nvidia-smi) exists. With any other root nothing is run on
+    the machine executing the module; recorded outputs inside the root stand in for the tool
+    (C(/var/lib/accel-openstack/nvidia-smi/q-x.xml) and C(/var/lib/accel-openstack/nvidia-smi/mig-lgi/<address>.txt)).
+  - What cannot be read (a broken link, a truncated or unreadable attribute, a device that vanishes during the
+    read) is reported as a warning naming the path; the rest of the host is still reported.
+author:
+  - accel.openstack contributors
+options:
+  root:
+    description:
+      - Filesystem root of the host to read; C(/) for the live host, or the path of a chroot, a mounted image
+        or a fixture tree.
+    type: path
+    default: /
+  device_classes:
+    description:
+      - PCI class-code hex prefixes of the devices to report (2, 4 or 6 hex digits).
+      - Devices with SR-IOV capability and the virtual functions of reported devices are always reported.
+      - The single value V(all) reports every PCI device.
+    type: list
+    elements: str
+    default: ["03", "12"]
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; it runs the same in check mode.
+  diff_mode:
+    support: none
+  facts:
+    support: full
+notes:
+  - The module never changes the host.
+"""
+
+EXAMPLES = r"""
+- name: Discover accelerators on the live host
+  accel.openstack.pci_facts:
+
+- name: Discover every PCI device in a mounted image
+  accel.openstack.pci_facts:
+    root: /mnt/image
+    device_classes: [all]
+
+- name: Show the GPUs that can be passed through on their own
+  ansible.builtin.debug:
+    msg: "{{ accel_pci_devices | selectattr('passthrough_viable') | map(attribute='address') | list }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: The discovered facts.
+  returned: always
+  type: dict
+  contains:
+    accel_pci_devices:
+      description:
+        - Reported devices sorted by address. Each has C(address), C(vendor_id), C(product_id),
+          C(subsystem_vendor_id), C(subsystem_product_id) (4 lowercase hex), C(class_code) (6 lowercase hex),
+          C(vendor_name), C(product_name) (null without a PCI ID database), C(driver), C(numa_node)
+          (null when the kernel reports -1), C(iommu_group), C(physfn) (the PF of a VF), C(sriov_totalvfs),
+          C(sriov_numvfs), C(sriov_vfs), C(mdev_types) (each with C(type), C(name), C(available_instances),
+          C(device_api), C(description), C(mechanism)), C(current_vgpu_type), C(is_boot_vga), C(mig) (null, or
+          C(mode_current), C(mode_pending), C(gpu_instances)), C(iommu_group_peers) (the other endpoints of the
+          IOMMU group), C(passthrough_viable) and C(passthrough_note).
+      type: list
+      elements: dict
+      sample:
+        - address: "0000:3b:00.0"
+          vendor_id: "10de"
+          product_id: "20f1"
+          class_code: "030200"
+          product_name: "GA100 [A100 PCIe 40GB]"
+          driver: nvidia
+          numa_node: 0
+          iommu_group: 31
+          passthrough_viable: true
+    accel_iommu_groups:
+      description: Every IOMMU group holding a reported device, with all its members sorted.
+      type: dict
+      sample: {"17": ["0000:17:00.0", "0000:18:00.0", "0000:18:00.1"]}
+    accel_numa_nodes:
+      description: NUMA nodes with C(id), C(cpus) (list of CPU numbers) and C(memory_mb).
+      type: list
+      elements: dict
+    accel_cpu_vendor:
+      description: C(intel), C(amd) or C(other).
+      type: str
+    accel_iommu_enabled:
+      description: Whether the kernel runs with an IOMMU (IOMMU groups or IOMMU units exist).
+      type: bool
+    accel_kernel_cmdline:
+      description: The running kernel's command line (C(/proc/cmdline)).
+      type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.accel.openstack.plugins.module_utils._discovery import DiscoveryError, discover
+from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRootError
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "root": {"type": "path", "default": "/"},
+            "device_classes": {"type": "list", "elements": "str", "default": ["03", "12"]},
+        },
+        supports_check_mode=True,
+    )
+
+    def run(argv):
+        binary = module.get_bin_path(argv[0])
+        if binary is None:
+            return 127, "", f"{argv[0]} not found"
+        return module.run_command([binary] + argv[1:])
+
+    try:
+        facts, warnings = discover(module.params["root"], module.params["device_classes"], run=run)
+    except (HostRootError, DiscoveryError) as exc:
+        module.fail_json(msg=str(exc))
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(changed=False, ansible_facts=facts)
+
+
+if __name__ == "__main__":
+    main()
