@@ -55,6 +55,8 @@ def passthrough_viability(hw: HostHardware, device: PciDevice) -> tuple[bool, st
     if not hw.iommu_enabled:
         fix = "amd_iommu=on / firmware IOMMU setting" if hw.cpu_vendor == "amd" else "intel_iommu=on"
         return False, f"IOMMU is off on this host; enable it ({fix}) and reboot"
+    if device.is_boot_vga:
+        return False, "it is the boot VGA device the host's console uses"
     if device.iommu_group is None:
         return False, "the device is in no IOMMU group"
     peers = hw.group_peers(device.address)

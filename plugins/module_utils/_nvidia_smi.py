@@ -106,9 +106,7 @@ def read_mig_state(host: HostRoot, run: Runner | None) -> dict[str, dict]:
                 if rc == 0:
                     instances = parse_lgi(out)
                 elif "No GPU instances found" not in (out + err):
-                    host.warn(
-                        f"nvidia-smi mig -lgi -i {bus_id} failed (rc={rc}): {(err or out).strip()[:200]}"
-                    )
+                    host.warn(f"nvidia-smi mig -lgi -i {bus_id} failed (rc={rc}): {(err or out).strip()[:200]}")
             else:
                 instances = parse_lgi(host.read_text(f"{RECORDED_DIR}/mig-lgi/{address}.txt") or "")
         state[address] = {

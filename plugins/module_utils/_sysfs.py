@@ -96,9 +96,7 @@ class HostHardware:
             return []
         members = self.iommu_groups.get(device.iommu_group, [])
         return [
-            self.devices[m]
-            for m in members
-            if m != address and m in self.devices and not self.devices[m].is_bridge
+            self.devices[m] for m in members if m != address and m in self.devices and not self.devices[m].is_bridge
         ]
 
 
@@ -263,9 +261,7 @@ def read_cpu_vendor(host: HostRoot) -> str:
     if cpuinfo:
         match = re.search(r"^vendor_id\s*:\s*(\S+)", cpuinfo, re.MULTILINE)
         if match:
-            return {"GenuineIntel": "intel", "AuthenticAMD": "amd", "HygonGenuine": "amd"}.get(
-                match.group(1), "other"
-            )
+            return {"GenuineIntel": "intel", "AuthenticAMD": "amd", "HygonGenuine": "amd"}.get(match.group(1), "other")
     # No /proc/cpuinfo (an offline image): the IOMMU units still tell the vendor.
     units = host.listdir("/sys/class/iommu")
     if any(u.startswith("dmar") for u in units):

@@ -267,9 +267,7 @@ def _write_device(tree, profile, device, paths, routes, inet6, mounts) -> None:
             if iface.version == 4:
                 routes.append(_route_line(ifname, iface.network))
             else:
-                inet6.append(
-                    f"{iface.ip.exploded.replace(':', '')} 02 {iface.network.prefixlen:02x} 00 80 {ifname}"
-                )
+                inet6.append(f"{iface.ip.exploded.replace(':', '')} 02 {iface.network.prefixlen:02x} 00 80 {ifname}")
         for route in net.get("routes", []):
             routes.append(_route_line(ifname, ipaddress.ip_network(route)))
     block = device.get("block")
@@ -346,9 +344,7 @@ def _cpu_count(profile) -> int:
 def _write_proc(tree, profile, routes, inet6, mounts) -> None:
     tree.write("/proc/cmdline", profile.get("kernel_cmdline", "BOOT_IMAGE=/boot/vmlinuz ro quiet") + "\n")
     cpu = profile.get("cpu", {})
-    vendor = {"intel": "GenuineIntel", "amd": "AuthenticAMD"}.get(
-        cpu.get("vendor"), cpu.get("vendor", "unknown")
-    )
+    vendor = {"intel": "GenuineIntel", "amd": "AuthenticAMD"}.get(cpu.get("vendor"), cpu.get("vendor", "unknown"))
     stanzas = []
     for index in range(_cpu_count(profile)):
         stanzas.append(
@@ -363,9 +359,7 @@ def _write_proc(tree, profile, routes, inet6, mounts) -> None:
 
 
 def _write_nvidia_smi(tree, devices) -> None:
-    gpus = [
-        d for d in devices if d["vendor_id"] == "10de" and d["class_code"][:2] == "03" and not d.get("physfn")
-    ]
+    gpus = [d for d in devices if d["vendor_id"] == "10de" and d["class_code"][:2] == "03" and not d.get("physfn")]
     if not any(d.get("driver") == "nvidia" for d in gpus):
         return  # no GPU on the nvidia driver: the host has no nvidia-smi to record
     entries = []
@@ -419,9 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("profiles", nargs="*", help="profile names (default with --all: every profile)")
     parser.add_argument("--all", action="store_true", help="build every profile")
     parser.add_argument("--dest", required=True, help="directory that receives one root per profile")
-    parser.add_argument(
-        "--inventory", help="build the roots the hosts of this inventory name (accel_profile)"
-    )
+    parser.add_argument("--inventory", help="build the roots the hosts of this inventory name (accel_profile)")
     args = parser.parse_args(argv)
     names = list(args.profiles)
     mapping: dict[str, str] = {}

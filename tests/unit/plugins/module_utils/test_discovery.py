@@ -22,9 +22,7 @@ def roots(tmp_path_factory):
 
 
 def declared_default_addresses(profile):
-    chosen = {
-        d["address"] for d in profile["devices"] if d["class_code"].startswith(("03", "12")) or d.get("sriov")
-    }
+    chosen = {d["address"] for d in profile["devices"] if d["class_code"].startswith(("03", "12")) or d.get("sriov")}
     chosen |= {d["address"] for d in profile["devices"] if d.get("physfn") in chosen}
     return chosen
 
@@ -117,6 +115,8 @@ def test_gpu_sharing_its_group_with_audio_and_usb_is_viable_with_all_functions(r
     assert "0000:18:00.1" in gpu["passthrough_note"]
     boot = next(d for d in facts["accel_pci_devices"] if d["is_boot_vga"])
     assert boot["address"] == "0000:03:00.0"
+    assert boot["passthrough_viable"] is False
+    assert "boot VGA" in boot["passthrough_note"]
 
 
 def test_group_shared_with_another_card_is_not_viable(tmp_path):
@@ -142,9 +142,7 @@ def test_mig_state_is_matched_by_bus_id(roots):
     by_address = {d["address"]: d for d in facts["accel_pci_devices"]}
     enabled = by_address["0000:3b:00.0"]["mig"]
     assert enabled["mode_current"] == "enabled"
-    assert [
-        (gi["profile"], gi["placement"]["start"], gi["placement"]["size"]) for gi in enabled["gpu_instances"]
-    ] == [
+    assert [(gi["profile"], gi["placement"]["start"], gi["placement"]["size"]) for gi in enabled["gpu_instances"]] == [
         ("2g.10gb", 0, 2),
         ("1g.5gb", 2, 1),
         ("1g.5gb", 3, 1),

@@ -1,0 +1,49 @@
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+name: discovery_report
+short_description: Summarise discovered accelerator facts as readable lines
+version_added: 0.1.0
+description:
+  - Turns the C(accel_*) facts set by M(accel.openstack.pci_facts) into one line per device (virtual
+    functions folded into their physical function) saying model, driver, NUMA node, SR-IOV, vGPU and MIG
+    state and whether the device's IOMMU group allows passthrough.
+author:
+  - accel.openstack contributors
+options:
+  _input:
+    description: A dict holding the C(accel_*) facts, such as C(hostvars[inventory_hostname]).
+    type: dict
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Print the discovery report
+  ansible.builtin.debug:
+    msg: "{{ hostvars[inventory_hostname] | accel.openstack.discovery_report }}"
+"""
+
+RETURN = r"""
+_value:
+  description: Report lines, the first a host summary.
+  type: list
+  elements: str
+"""
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.accel.openstack.plugins.module_utils._report import discovery_report
+
+
+def _discovery_report(facts):
+    if not isinstance(facts, Mapping):
+        raise AnsibleFilterError("discovery_report expects a dict of accel_* facts, e.g. hostvars[inventory_hostname]")
+    return discovery_report({k: facts[k] for k in facts if str(k).startswith("accel_")})
+
+
+class FilterModule:
+    def filters(self):
+        return {"discovery_report": _discovery_report}
