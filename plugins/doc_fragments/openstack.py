@@ -1,0 +1,55 @@
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  cloud:
+    description:
+      - Name of a cloud in C(clouds.yaml), or a dict of connection options.
+    type: raw
+  auth:
+    description:
+      - Authentication options as openstacksdk takes them (C(auth_url), C(username), C(password),
+        C(project_name) ... or C(endpoint) and C(token) for I(auth_type=admin_token)).
+    type: dict
+  auth_type:
+    description:
+      - The keystoneauth plugin, for example C(password) or C(admin_token) (a standalone Placement
+        with C(noauth2) is reached with C(admin_token) and I(auth={endpoint: URL, token: admin})).
+    type: str
+  region_name:
+    description: Region of the cloud.
+    type: str
+  validate_certs:
+    description: Whether to verify TLS certificates. Unset means the cloud's own setting.
+    type: bool
+    aliases: [verify]
+  ca_cert:
+    description: CA bundle to verify the service certificates with.
+    type: path
+    aliases: [cacert]
+  client_cert:
+    description: Client certificate for TLS client authentication.
+    type: path
+    aliases: [cert]
+  client_key:
+    description: Private key for I(client_cert).
+    type: path
+    aliases: [key]
+  interface:
+    description: Which endpoint of the service catalog to use.
+    type: str
+    default: public
+    choices: [admin, internal, public]
+    aliases: [endpoint_type]
+  api_timeout:
+    description: Seconds to wait for an API answer.
+    type: int
+requirements:
+  - python >= 3.11
+  - openstacksdk >= 1.0.0
+notes:
+  - Every request is sent with an explicit Placement microversion (1.39).
+"""

@@ -1,0 +1,261 @@
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+"""A small, counted client for the Placement API on top of an openstacksdk connection.
+
+Every request carries a microversion (1.39 unless told otherwise) and goes through ``request()``,
+which counts calls per method (the benchmark and the modules report these counts) and turns
+Placement's error documents into ``PlacementError`` with the service's own words.
+"""
+
+from __future__ import annotations
+
+import collections
+import fnmatch
+import urllib.parse
+import uuid as uuid_module
+from typing import Any
+
+MICROVERSION = "1.39"
+
+
+class PlacementError(Exception):
+    """Placement refused a request or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class PlacementConflict(PlacementError):
+    """HTTP 409: a generation conflict, a duplicate name, or something in use."""
+
+    @property
+    def is_generation_conflict(self) -> bool:
+        return self.code == "placement.concurrent_update"
+
+
+class PlacementUnreachable(PlacementError):
+    """The service did not answer (connection refused, timeout)."""
+
+
+def _detail(body: Any, fallback: str) -> tuple[str, str | None]:
+    if isinstance(body, dict) and body.get("errors"):
+        err = body["errors"][0]
+        text = " ".join(str(err.get("detail") or err.get("title") or fallback).split())
+        return text, err.get("code")
+    return fallback, None
+
+
+def query(params: dict[str, Any] | None) -> str:
+    if not params:
+        return ""
+    return "?" + urllib.parse.urlencode(params, doseq=True, safe=":,!")
+
+
+class PlacementClient:
+    """Placement calls used by the collection. ``adapter`` is ``conn.placement`` (a keystoneauth adapter)."""
+
+    def __init__(self, adapter, microversion: str = MICROVERSION, endpoint_hint: str = ""):
+        self.adapter = adapter
+        self.microversion = microversion
+        self.endpoint_hint = endpoint_hint
+        self.calls: collections.Counter = collections.Counter()
+
+    # -- transport ----------------------------------------------------------------------------
+    @property
+    def call_count(self) -> int:
+        return sum(self.calls.values())
+
+    def request(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200,)):
+        """Send one request; return (status, body). Raise PlacementError unless the status is in ``ok``."""
+        self.calls[method] += 1
+        kwargs: dict[str, Any] = {"microversion": self.microversion, "raise_exc": False}
+        if body is not None:
+            kwargs["json"] = body
+        try:
+            resp = getattr(self.adapter, method.lower())(path, **kwargs)
+        except Exception as exc:  # keystoneauth's ConnectFailure, timeouts, endpoint lookups
+            where = f" at {self.endpoint_hint}" if self.endpoint_hint else ""
+            raise PlacementUnreachable(
+                f"Placement{where} did not answer {method} {path}: {exc}. Check that the service runs and "
+                "that the auth options reach it, then run again: the modules converge from any partial state."
+            ) from exc
+        try:
+            data = resp.json() if resp.content else None
+        except ValueError:
+            data = None
+        if resp.status_code in ok:
+            return resp.status_code, data
+        text, code = _detail(data, resp.text[:300] if resp.text else resp.reason or "")
+        message = f"Placement answered {resp.status_code} to {method} {path}: {text}"
+        if resp.status_code == 409:
+            raise PlacementConflict(message, resp.status_code, code)
+        raise PlacementError(message, resp.status_code, code)
+
+    # -- resource classes ---------------------------------------------------------------------
+    def resource_classes(self) -> list[str]:
+        _, body = self.request("GET", "/resource_classes")
+        return sorted(rc["name"] for rc in body["resource_classes"])
+
+    def ensure_resource_class(self, name: str) -> bool:
+        """Create a custom resource class if missing (1.7 semantics). Return True when created."""
+        status, _ = self.request("PUT", f"/resource_classes/{name}", ok=(201, 204))
+        return status == 201
+
+    def delete_resource_class(self, name: str) -> bool:
+        status, _ = self.request("DELETE", f"/resource_classes/{name}", ok=(204, 404))
+        return status == 204
+
+    # -- traits -------------------------------------------------------------------------------
+    def traits(self, names: list[str] | None = None, associated: bool | None = None) -> list[str]:
+        params: dict[str, str] = {}
+        if names is not None:
+            if not names:
+                return []
+            params["name"] = "in:" + ",".join(sorted(names))
+        if associated is not None:
+            params["associated"] = "true" if associated else "false"
+        _, body = self.request("GET", "/traits" + query(params))
+        return sorted(body["traits"])
+
+    def ensure_trait(self, name: str) -> bool:
+        status, _ = self.request("PUT", f"/traits/{name}", ok=(201, 204))
+        return status == 201
+
+    def delete_trait(self, name: str) -> bool:
+        status, _ = self.request("DELETE", f"/traits/{name}", ok=(204, 404))
+        return status == 204
+
+    # -- providers ----------------------------------------------------------------------------
+    def providers(self, **filters: Any) -> list[dict]:
+        """GET /resource_providers with Placement's filters (name, uuid, in_tree, required, member_of)."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        _, body = self.request("GET", "/resource_providers" + query(params))
+        return body["resource_providers"]
+
+    def provider(self, uuid: str) -> dict | None:
+        status, body = self.request("GET", f"/resource_providers/{uuid}", ok=(200, 404))
+        return body if status == 200 else None
+
+    def create_provider(self, name: str, uuid: str | None = None, parent_uuid: str | None = None) -> dict:
+        body: dict[str, Any] = {"name": name}
+        if uuid:
+            body["uuid"] = uuid
+        if parent_uuid:
+            body["parent_provider_uuid"] = parent_uuid
+        _, created = self.request("POST", "/resource_providers", body, ok=(200,))
+        return created
+
+    def update_provider(self, uuid: str, name: str, parent_uuid: str | None) -> dict:
+        body = {"name": name, "parent_provider_uuid": parent_uuid}
+        _, updated = self.request("PUT", f"/resource_providers/{uuid}", body)
+        return updated
+
+    def delete_provider(self, uuid: str) -> bool:
+        status, _ = self.request("DELETE", f"/resource_providers/{uuid}", ok=(204, 404))
+        return status == 204
+
+    def inventories(self, uuid: str) -> tuple[int, dict]:
+        _, body = self.request("GET", f"/resource_providers/{uuid}/inventories")
+        return body["resource_provider_generation"], body["inventories"]
+
+    def put_inventories(self, uuid: str, generation: int, inventories: dict) -> int:
+        body = {"resource_provider_generation": generation, "inventories": inventories}
+        _, answer = self.request("PUT", f"/resource_providers/{uuid}/inventories", body)
+        return answer["resource_provider_generation"]
+
+    def provider_traits(self, uuid: str) -> tuple[int, list[str]]:
+        _, body = self.request("GET", f"/resource_providers/{uuid}/traits")
+        return body["resource_provider_generation"], sorted(body["traits"])
+
+    def put_provider_traits(self, uuid: str, generation: int, traits: list[str]) -> int:
+        body = {"resource_provider_generation": generation, "traits": sorted(traits)}
+        _, answer = self.request("PUT", f"/resource_providers/{uuid}/traits", body)
+        return answer["resource_provider_generation"]
+
+    def aggregates(self, uuid: str) -> tuple[int, list[str]]:
+        _, body = self.request("GET", f"/resource_providers/{uuid}/aggregates")
+        return body["resource_provider_generation"], sorted(body["aggregates"])
+
+    def put_aggregates(self, uuid: str, generation: int, aggregates: list[str]) -> int:
+        body = {"resource_provider_generation": generation, "aggregates": sorted(aggregates)}
+        _, answer = self.request("PUT", f"/resource_providers/{uuid}/aggregates", body)
+        return answer["resource_provider_generation"]
+
+    def usages(self, uuid: str) -> dict[str, int]:
+        _, body = self.request("GET", f"/resource_providers/{uuid}/usages")
+        return body["usages"]
+
+
+# -- the fleet snapshot ---------------------------------------------------------------------------
+_GLOB = set("*?[")
+
+
+def _select(client: PlacementClient, names: list[str] | None, tree: str | None) -> tuple[list[dict], dict]:
+    """The provider records the snapshot covers, and the filter that scopes per-trait lists."""
+    scope: dict[str, str] = {}
+    if tree:
+        root = client.providers(uuid=tree) if _looks_like_uuid(tree) else client.providers(name=tree)
+        if not root:
+            raise PlacementError(f"no resource provider named or with uuid {tree!r}; give an existing tree root")
+        scope = {"in_tree": root[0]["uuid"]}
+        records = client.providers(**scope)
+    elif names and not any(_GLOB & set(n) for n in names) and len(names) < 10:
+        records = [r for n in names for r in client.providers(name=n)]
+    else:
+        records = client.providers()
+    if names:
+        records = [r for r in records if any(fnmatch.fnmatchcase(r["name"], n) for n in names)]
+    return records, scope
+
+
+def _looks_like_uuid(value: str) -> bool:
+    try:
+        uuid_module.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def fleet_snapshot(
+    client: PlacementClient, names: list[str] | None = None, tree: str | None = None, usages: bool = True
+) -> dict:
+    """The fleet snapshot (DESIGN section 3) of all providers, one tree, or providers matching ``names``.
+
+    Calls: one provider list, then per provider one inventory read, one aggregate read and (when it has
+    inventories and ``usages``) one usage read. Traits come from one list per associated trait when that
+    is fewer calls than one read per provider.
+    """
+    records, scope = _select(client, names, tree)
+    traits: dict[str, list[str]] = {r["uuid"]: [] for r in records}
+    associated = client.traits(associated=True) if len(records) > 2 else None
+    if associated is not None and len(associated) + 1 < len(records):
+        for trait in associated:
+            for record in client.providers(required=trait, **scope):
+                if record["uuid"] in traits:
+                    traits[record["uuid"]].append(trait)
+    else:
+        for record in records:
+            traits[record["uuid"]] = client.provider_traits(record["uuid"])[1]
+    providers = []
+    for record in sorted(records, key=lambda r: (r["root_provider_uuid"] != r["uuid"], r["name"])):
+        uuid = record["uuid"]
+        _, inventories = client.inventories(uuid)
+        used = client.usages(uuid) if usages and inventories else {}
+        providers.append(
+            {
+                "uuid": uuid,
+                "name": record["name"],
+                "parent_provider_uuid": record.get("parent_provider_uuid"),
+                "root_provider_uuid": record.get("root_provider_uuid"),
+                "inventories": {rc: {f: inv[f] for f in INVENTORY_KEYS} for rc, inv in inventories.items()},
+                "usages": {rc: used.get(rc, 0) for rc in inventories},
+                "traits": sorted(traits[uuid]),
+                "aggregates": client.aggregates(uuid)[1],
+            }
+        )
+    return {"resource_providers": providers}
+
+
+INVENTORY_KEYS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")

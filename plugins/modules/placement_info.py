@@ -1,0 +1,143 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+module: placement_info
+short_description: Read Placement's providers as a fleet snapshot
+description:
+  - Returns the fleet snapshot (providers with inventories, usages, traits and aggregates) that the
+    collection's solver lookups and filters take as C(fleet).
+  - Covers all providers, one tree (I(tree)), or the providers whose names match I(name).
+  - Reads the provider list once, then per provider its inventories, aggregates and (when it has
+    inventories) usages; traits come from one filtered list per trait in use when that is fewer calls.
+version_added: 1.0.0
+author: accel.openstack contributors
+options:
+  name:
+    description:
+      - Provider names to include; shell-style patterns (C(gpu-node-*)) are allowed.
+    type: list
+    elements: str
+  tree:
+    description: Name or uuid of a provider; the snapshot covers the whole tree it belongs to.
+    type: str
+  usages:
+    description: Whether to read usages (one call per provider that has inventories).
+    type: bool
+    default: true
+  query:
+    description:
+      - A JMESPath expression applied to the snapshot (as C(community.general.json_query) does);
+        its value is returned as RV(query_result).
+    type: str
+extends_documentation_fragment:
+  - accel.openstack.openstack
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; runs the same in check mode.
+  diff_mode:
+    support: none
+requirements:
+  - jmespath (for I(query))
+"""
+
+EXAMPLES = r"""
+- name: Snapshot the whole fleet for the solver
+  accel.openstack.placement_info:
+    auth_type: admin_token
+    auth: {endpoint: "http://127.0.0.1:8778", token: admin}
+  register: placement
+
+- name: Free GPUs per provider of one host
+  accel.openstack.placement_info:
+    cloud: mycloud
+    tree: gpu-node-1
+    query: >-
+      resource_providers[?inventories.CUSTOM_PCI_10DE_2331].{name: name,
+      free: inventories.CUSTOM_PCI_10DE_2331.total}
+  register: gpus
+"""
+
+RETURN = r"""
+fleet:
+  description: The fleet snapshot.
+  returned: success
+  type: dict
+  contains:
+    resource_providers:
+      description: >-
+        Providers, roots first, each with uuid, name, parent_provider_uuid, root_provider_uuid,
+        inventories, usages, traits and aggregates.
+      type: list
+      elements: dict
+  sample:
+    resource_providers:
+      - uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a
+        name: gpu-node-1
+        parent_provider_uuid: null
+        root_provider_uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a
+        inventories:
+          VCPU: {total: 64, reserved: 0, min_unit: 1, max_unit: 64, step_size: 1, allocation_ratio: 4.0}
+        usages: {VCPU: 8}
+        traits: [COMPUTE_NODE]
+        aggregates: []
+query_result:
+  description: The value of I(query) applied to the snapshot.
+  returned: when query is given
+  type: raw
+api_calls:
+  description: Placement requests made, per HTTP method.
+  returned: always
+  type: dict
+  sample: {GET: 7}
+"""
+
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.accel.openstack.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement_client import fleet_snapshot
+
+try:
+    import jmespath
+
+    JMESPATH_IMPORT_ERROR = None
+except ImportError:  # pragma: no cover - depends on the controller
+    jmespath = None
+    JMESPATH_IMPORT_ERROR = traceback.format_exc()
+
+
+class PlacementInfoModule(OpenStackModule):
+    argument_spec = {
+        "name": {"type": "list", "elements": "str"},
+        "tree": {"type": "str"},
+        "usages": {"type": "bool", "default": True},
+        "query": {"type": "str"},
+    }
+    module_kwargs = {"mutually_exclusive": [("name", "tree")]}
+
+    def run(self) -> dict:
+        query = None
+        if self.params["query"]:
+            if jmespath is None:
+                self.ansible.fail_json(msg=missing_required_lib("jmespath"), exception=JMESPATH_IMPORT_ERROR)
+            try:
+                query = jmespath.compile(self.params["query"])
+            except jmespath.exceptions.JMESPathError as exc:
+                raise ValueError(f"query {self.params['query']!r} is not valid JMESPath: {exc}") from exc
+        fleet = fleet_snapshot(self.placement, self.params["name"], self.params["tree"], self.params["usages"])
+        result = {"changed": False, "fleet": fleet}
+        if query is not None:
+            result["query_result"] = query.search(fleet)
+        return result
+
+
+def main() -> None:
+    PlacementInfoModule()()
+
+
+if __name__ == "__main__":
+    main()

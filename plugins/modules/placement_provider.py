@@ -1,0 +1,203 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+module: placement_provider
+short_description: Converge Placement resource providers (inventories, traits, aggregates) without fighting Nova
+description:
+  - Creates, updates or deletes one resource provider (I(name) / I(uuid)) or many (I(providers)).
+  - Inventories, traits and aggregates are each converged with a I(mode). C(merge), the default, adds
+    what is missing and keeps what others set (such as Nova's C(COMPUTE_*) traits, C(OWNER_NOVA) and
+    the compute node's C(VCPU) inventory); C(replace) makes the set exactly the declared one.
+  - Custom traits and resource classes a declaration uses are created when Placement does not know them.
+  - Every declaration is read and checked before anything is written. An inventory change that would
+    leave less capacity than is allocated, or deleting a provider that has allocations or children, fails
+    the whole task with the numbers and changes nothing.
+  - A write that loses a race with another writer (HTTP 409 generation conflict) is retried with a fresh
+    read, up to I(max_retries) times, so concurrent runs end with the union of their declarations.
+  - With many providers (10 or more) the provider list is read once and traits and aggregates are
+    checked with one filtered list per distinct declared set, so an unchanged provider costs one read.
+version_added: 1.0.0
+author: accel.openstack contributors
+options:
+  name:
+    description: Name of the provider. With I(uuid) too, the provider with that uuid is renamed.
+    type: str
+  uuid:
+    description: UUID of the provider; a new provider gets it.
+    type: str
+  parent:
+    description: Name or uuid of the parent provider (it must exist or be declared earlier in I(providers)).
+    type: str
+  inventories:
+    description:
+      - Resource class to inventory record. A record has C(total) and optionally C(reserved),
+        C(min_unit), C(max_unit), C(step_size), C(allocation_ratio); a bare integer means C(total).
+      - Fields left out keep their current value in C(merge) mode and take Placement's defaults
+        (reserved 0, min_unit 1, max_unit total, step_size 1, allocation_ratio 1.0) otherwise.
+      - Leave it out to not manage inventories at all.
+    type: dict
+  inventories_mode:
+    description: C(merge) keeps classes that are not declared; C(replace) removes them.
+    type: str
+    choices: [merge, replace]
+    default: merge
+  traits:
+    description: Trait names (custom C(CUSTOM_...) or standard). Leave it out to not manage traits.
+    type: list
+    elements: str
+  traits_mode:
+    description: C(merge) keeps traits others set; C(replace) makes the set exactly I(traits).
+    type: str
+    choices: [merge, replace]
+    default: merge
+  aggregates:
+    description: Aggregate UUIDs. Leave it out to not manage aggregates.
+    type: list
+    elements: str
+  aggregates_mode:
+    description: C(merge) keeps aggregates others set; C(replace) makes the set exactly I(aggregates).
+    type: str
+    choices: [merge, replace]
+    default: merge
+  state:
+    description: C(absent) deletes the provider (refused while it has allocations or child providers).
+    type: str
+    choices: [present, absent]
+    default: present
+  providers:
+    description:
+      - Many providers in one call, each a dict with the keys above (C(name), C(uuid), C(parent),
+        C(inventories), C(inventories_mode), C(traits), C(traits_mode), C(aggregates),
+        C(aggregates_mode), C(state)). Parents are written before their children and deleted after them.
+      - Mutually exclusive with I(name) and I(uuid).
+    type: list
+    elements: dict
+  max_retries:
+    description: How many times a provider is re-read and rewritten after a generation conflict.
+    type: int
+    default: 5
+extends_documentation_fragment:
+  - accel.openstack.openstack
+attributes:
+  check_mode:
+    support: full
+    description: Reads and reports what would change; writes nothing.
+  diff_mode:
+    support: full
+    description: Before and after state of every provider that changes.
+"""
+
+EXAMPLES = r"""
+- name: Add a GPU provider under the compute node, as nova-compute would report it
+  accel.openstack.placement_provider:
+    auth_type: admin_token
+    auth: {endpoint: "http://127.0.0.1:8778", token: admin}
+    name: gpu-node-1_0000:41:00.0
+    parent: gpu-node-1
+    inventories:
+      CUSTOM_PCI_10DE_1EB8: {total: 1, max_unit: 1}
+    traits: [CUSTOM_NVIDIA_T4, COMPUTE_MANAGED_PCI_DEVICE]
+
+- name: Tag a compute node without touching the traits Nova set
+  accel.openstack.placement_provider:
+    cloud: mycloud
+    name: gpu-node-1
+    traits: [CUSTOM_GPU_HOST]
+
+- name: Register a whole tree in one call
+  accel.openstack.placement_provider:
+    cloud: mycloud
+    providers:
+      - name: gpu-node-2
+        inventories: {VCPU: 64, MEMORY_MB: 515072, DISK_GB: 1800}
+      - name: gpu-node-2_0000:41:00.0
+        parent: gpu-node-2
+        inventories: {CUSTOM_PCI_10DE_2331: 1}
+        traits: [CUSTOM_NVIDIA_H100]
+
+- name: Remove a provider (refused while it has allocations)
+  accel.openstack.placement_provider:
+    cloud: mycloud
+    name: retired-node_0000:41:00.0
+    state: absent
+"""
+
+RETURN = r"""
+providers:
+  description: One entry per declared provider, in declaration order.
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - name: gpu-node-1_0000:41:00.0
+      uuid: 5b7c1c38-7a53-4f4b-9a5e-3d1b2f9f0a11
+      state: present
+      changed: true
+      actions: [create, set inventories, set traits]
+api_calls:
+  description: Placement requests made, per HTTP method.
+  returned: always
+  type: dict
+  sample: {GET: 2, POST: 1, PUT: 2}
+"""
+
+from ansible_collections.accel.openstack.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement_provider import (
+    MODES,
+    ProviderSpec,
+    converge,
+)
+
+SPEC_KEYS = (
+    "name",
+    "uuid",
+    "parent",
+    "inventories",
+    "inventories_mode",
+    "traits",
+    "traits_mode",
+    "aggregates",
+    "aggregates_mode",
+    "state",
+)
+
+
+class PlacementProviderModule(OpenStackModule):
+    argument_spec = {
+        "name": {"type": "str"},
+        "uuid": {"type": "str"},
+        "parent": {"type": "str"},
+        "inventories": {"type": "dict"},
+        "inventories_mode": {"type": "str", "choices": list(MODES), "default": "merge"},
+        "traits": {"type": "list", "elements": "str"},
+        "traits_mode": {"type": "str", "choices": list(MODES), "default": "merge"},
+        "aggregates": {"type": "list", "elements": "str"},
+        "aggregates_mode": {"type": "str", "choices": list(MODES), "default": "merge"},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "providers": {"type": "list", "elements": "dict"},
+        "max_retries": {"type": "int", "default": 5},
+    }
+    module_kwargs = {
+        "mutually_exclusive": [("providers", "name"), ("providers", "uuid")],
+        "required_one_of": [("providers", "name", "uuid")],
+    }
+
+    def run(self) -> dict:
+        if self.params["providers"] is not None:
+            specs = [
+                ProviderSpec.from_dict(entry, f"providers[{index}]")
+                for index, entry in enumerate(self.params["providers"])
+            ]
+        else:
+            specs = [ProviderSpec.from_dict({key: self.params[key] for key in SPEC_KEYS})]
+        return converge(self.placement, specs, self.check_mode, self.params["max_retries"])
+
+
+def main() -> None:
+    PlacementProviderModule()()
+
+
+if __name__ == "__main__":
+    main()
