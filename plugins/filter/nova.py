@@ -1,0 +1,93 @@
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+"""Filters that render Nova's accelerator config and predict Nova's providers from facts + policy."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._nova_config import (
+    HostInput,
+    Options,
+    RenderError,
+    alias_values,
+    device_spec_values,
+    render_fleet,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._nova_selection import select
+from ansible_collections.accel.openstack.plugins.module_utils._provider_prediction import (
+    PredictionError,
+    nova_providers,
+)
+
+
+def _facts_of(value) -> dict:
+    if not isinstance(value, dict):
+        raise AnsibleFilterError("expected the host's accel_* discovery facts (a mapping)")
+    return value
+
+
+def nova_providers_filter(facts, policy, hostname, report_in_placement=False, **options):
+    """``facts | accel.openstack.nova_providers(policy, hostname)``: the predicted provider tree."""
+    try:
+        return nova_providers(_facts_of(facts), policy, hostname, bool(report_in_placement), **options)
+    except (PolicyError, PredictionError) as exc:
+        raise AnsibleFilterError(f"nova_providers: {exc}") from exc
+
+
+def nova_device_spec(facts, policy, hostname="localhost", report_in_placement=False):
+    """``facts | accel.openstack.nova_device_spec(policy)``: the ``[pci] device_spec`` values (JSON lines)."""
+    try:
+        entries = parse_policy(policy)
+        selection = select(hostname, _facts_of(facts), entries, bool(report_in_placement))
+    except PolicyError as exc:
+        raise AnsibleFilterError(f"nova_device_spec: {exc}") from exc
+    if selection.errors:
+        raise AnsibleFilterError("nova_device_spec: " + "; ".join(selection.errors))
+    return device_spec_values(selection)
+
+
+def nova_pci_alias(policy, hosts_facts=None):
+    """``policy | accel.openstack.nova_pci_alias(hosts_facts)``: the ``[pci] alias`` values (JSON lines).
+
+    ``hosts_facts`` maps host names to their facts; device types of entries without ``device_type``
+    are taken from the devices they match there (type-PCI when they match none).
+    """
+    try:
+        entries = parse_policy(policy)
+        selections = {
+            name: select(name, _facts_of(facts), entries, False) for name, facts in (hosts_facts or {}).items()
+        }
+    except PolicyError as exc:
+        raise AnsibleFilterError(f"nova_pci_alias: {exc}") from exc
+    values, errors = alias_values(entries, selections)
+    if errors:
+        raise AnsibleFilterError("nova_pci_alias: " + "; ".join(errors))
+    return values
+
+
+def nova_compute_conf(facts, policy, hostname, report_in_placement=False):
+    """``facts | accel.openstack.nova_compute_conf(policy, hostname)``: the nova-compute INI fragment text."""
+    try:
+        rendering = render_fleet(
+            [HostInput(name=hostname, facts=_facts_of(facts))],
+            policy,
+            Options(report_in_placement=bool(report_in_placement)),
+        )
+    except (PolicyError, RenderError) as exc:
+        raise AnsibleFilterError(f"nova_compute_conf: {exc}") from exc
+    return render_text(rendering.compute[hostname])
+
+
+class FilterModule:
+    """Nova config rendering and provider prediction."""
+
+    def filters(self):
+        return {
+            "nova_providers": nova_providers_filter,
+            "nova_device_spec": nova_device_spec,
+            "nova_pci_alias": nova_pci_alias,
+            "nova_compute_conf": nova_compute_conf,
+        }
