@@ -1,0 +1,198 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+module: vfio_pci
+short_description: Bind PCI devices to vfio-pci, persistently and by IOMMU group
+version_added: 0.1.0
+description:
+  - Hands PCI devices to C(vfio-pci) for full-device passthrough. The binding is persistent and by
+    vendor:product ID, so every device with the same ID is bound, and it is made per IOMMU group, so every
+    endpoint sharing a group with a selected device (the HDMI audio, USB and USB-C functions of a GPU) is
+    bound too. Bridges are never bound.
+  - "Writes C(/etc/modprobe.d/accel-openstack-vfio.conf) (C(options vfio-pci ids=...), a C(softdep ... pre: vfio-pci)
+    for each driver that could claim the devices first, optional blacklists),
+    C(/etc/modules-load.d/accel-openstack-vfio.conf), and the initramfs configuration (a marked block in
+    C(/etc/initramfs-tools/modules), or C(/etc/dracut.conf.d/accel-openstack-vfio.conf)). The initramfs is
+    rebuilt (C(update-initramfs -u -k all) or C(dracut --regenerate-all --force)) only when these changed."
+  - The module refuses, naming the device and the reason, when a group holds something the host needs: the
+    boot VGA, a storage controller with mounted filesystems, a NIC with an address or a route, or a device
+    bound to a driver that is not on the allow list. Nothing is written then. A device already on vfio-pci
+    is left alone.
+  - With no device selected the module removes its own files (the host goes back to its usual drivers at
+    the next boot).
+author:
+  - accel.openstack contributors
+options:
+  devices:
+    description:
+      - PCI addresses (V(0000:18:00.0)) or vendor:product IDs (V(10de:1e30)) to hand to vfio-pci.
+      - An unknown address, or an ID no device on the host has, is an error.
+    type: list
+    elements: str
+    default: []
+  policy:
+    description:
+      - The device policy (C(accel_device_policy)); entries with C(mode=passthrough) select the host's devices
+        with their C(vendor_id)/C(product_id) (and C(addresses) when given). Entries matching nothing on this
+        host are reported as warnings.
+    type: list
+    elements: raw
+    default: []
+  root:
+    description:
+      - Filesystem root of the host to configure; C(/) for the live host, or a chroot or mounted image.
+      - "With any root other than the running system nothing runs on the machine executing the module:
+        C(update-initramfs)/C(dracut) run inside a complete root through C(chroot); C(modprobe) and the
+        runtime binding need the running kernel and are reported pending."
+    type: path
+    default: /
+  bind:
+    description:
+      - V(boot) writes the persistent configuration only (the devices move to vfio-pci at the next boot).
+      - V(now) also binds them on the running system through C(driver_override), C(unbind) and
+        C(drivers_probe).
+    type: str
+    choices: [boot, now]
+    default: boot
+  force:
+    description: Bind even when a group holds a device the host needs (the refusal becomes a warning).
+    type: bool
+    default: false
+  allow_drivers:
+    description:
+      - Drivers a device may be taken from, added to the built-in list (C(vfio-pci), C(pci-stub), C(nouveau),
+        C(nvidia), C(amdgpu), C(radeon), C(snd_hda_intel), C(xhci_hcd), C(nvidia-gpu), C(ucsi_ccg)).
+    type: list
+    elements: str
+    default: []
+  blacklist:
+    description: Kernel modules to blacklist in the same modprobe file (for example V(nouveau)).
+    type: list
+    elements: str
+    default: []
+  initramfs:
+    description: Put vfio-pci into the initramfs and rebuild it when the configuration changed.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+seealso:
+  - module: accel.openstack.kernel_cmdline
+"""
+
+EXAMPLES = r"""
+- name: Hand the Quadro and every function of its IOMMU group to vfio-pci at the next boot
+  accel.openstack.vfio_pci:
+    devices: ["0000:18:00.0"]
+
+- name: Bind what the device policy marks for passthrough, now and at boot
+  accel.openstack.vfio_pci:
+    policy: "{{ accel_device_policy }}"
+    bind: now
+
+- name: Prepare an image (initramfs rebuilt inside it, binding left for its first boot)
+  accel.openstack.vfio_pci:
+    root: /mnt/image
+    devices: ["10de:2330", "10de:22a3"]
+"""
+
+RETURN = r"""
+devices:
+  description:
+    - Every device that ends up on vfio-pci, with C(address), C(vendor_id), C(product_id), C(class_code),
+      C(iommu_group), C(driver) (now), C(requested) and C(reason) (V(requested), V(shares the IOMMU group),
+      V(same vendor:product)).
+  returned: always
+  type: list
+  elements: dict
+ids:
+  description: The vendor:product IDs written to C(options vfio-pci ids=).
+  returned: always
+  type: list
+  elements: str
+  sample: ["10de:10f7", "10de:1ad6", "10de:1ad7", "10de:1e30"]
+groups:
+  description: The IOMMU groups involved, with their C(members) and the C(refused) ones (only with O(force)).
+  returned: always
+  type: list
+  elements: dict
+files:
+  description: Files written or removed (paths inside the root).
+  returned: always
+  type: list
+  elements: str
+bound_now:
+  description: Devices bound to vfio-pci on the running system by this run (O(bind=now)).
+  returned: always
+  type: list
+  elements: str
+reboot_required:
+  description: Whether a selected device is not on vfio-pci yet (it will be after the next boot).
+  returned: always
+  type: bool
+waiting_for_reboot:
+  description: The selected devices not on vfio-pci yet.
+  returned: always
+  type: list
+  elements: str
+commands:
+  description: Commands and runtime bindings considered, each with C(command), C(status) and C(reason).
+  returned: always
+  type: list
+  elements: dict
+pending_commands:
+  description: Commands still to run on the host itself (or that would run, in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: ["modprobe vfio-pci"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._host_commands import CommandFailed, HostCommands
+from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._sysfs import read_host
+from ansible_collections.accel.openstack.plugins.module_utils._vfio import VfioInputError, VfioRefused, configure
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "devices": {"type": "list", "elements": "str", "default": []},
+            "policy": {"type": "list", "elements": "raw", "default": []},
+            "root": {"type": "path", "default": "/"},
+            "bind": {"type": "str", "default": "boot", "choices": ["boot", "now"]},
+            "force": {"type": "bool", "default": False},
+            "allow_drivers": {"type": "list", "elements": "str", "default": []},
+            "blacklist": {"type": "list", "elements": "str", "default": []},
+            "initramfs": {"type": "bool", "default": True},
+        },
+        supports_check_mode=True,
+    )
+    try:
+        policy = parse_policy(module.params["policy"]) if module.params["policy"] else []
+        host = HostRoot(module.params["root"])
+        commands = HostCommands(host, module.run_command, module.check_mode)
+        result = configure(host, commands, read_host(host), module.params, policy)
+    except PolicyError as exc:
+        module.fail_json(msg="policy: " + "; ".join(exc.errors), errors=exc.errors)
+    except (HostRootError, VfioInputError, VfioRefused) as exc:
+        module.fail_json(msg=str(exc))
+    except CommandFailed as exc:
+        module.fail_json(msg=str(exc), changed=True, commands=[exc.outcome.as_dict()])
+    for warning in result.pop("warnings_list") + host.warnings:
+        module.warn(warning)
+    if not module._diff:
+        result.pop("diff")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
