@@ -2,13 +2,13 @@
 
 import pytest
 
+from ansible_collections.accel.openstack.plugins.filter.nova import FilterModule
 from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError
 from ansible_collections.accel.openstack.plugins.module_utils._discovery import discover
 from ansible_collections.accel.openstack.plugins.module_utils._provider_prediction import (
     PredictionError,
     nova_providers,
 )
-from ansible_collections.accel.openstack.plugins.filter.nova import FilterModule
 from tests.support.fake_sysfs import build_root
 
 H100 = {"name": "h100", "vendor_id": "10de", "product_id": "2330", "mode": "passthrough"}
