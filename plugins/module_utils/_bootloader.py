@@ -112,8 +112,8 @@ def _plan_grub(host, present, absent, find) -> BootPlan:
     new_present, new_absent = merge_state(old_present, old_absent, present, absent, base)
     old_text = host.read_text(DROP_IN)
     new_text = render_drop_in(new_present, new_absent) if (new_present or new_absent) else None
-    before = apply(base, old_present, old_absent) if old_text is not None else base
-    after = apply(base, new_present, new_absent)
+    before = grub_effective(base_values, old_present, old_absent) if old_text is not None else base
+    after = grub_effective(base_values, new_present, new_absent)
     files = {}
     if (old_text or None) != new_text:
         files[DROP_IN] = (old_text, new_text)
@@ -125,6 +125,18 @@ def _plan_grub(host, present, absent, find) -> BootPlan:
         argv = ["grub-mkconfig", "-o", "/boot/grub/grub.cfg"]
     command = Command(argv, MACHINE_SCOPE, "regenerate grub.cfg with the new kernel arguments", key="bootloader")
     return BootPlan("grub", before, after, new_present, new_absent, files, [command])
+
+
+def grub_effective(values: dict[str, str], present, absent) -> list[KernelArg]:
+    """What grub-mkconfig puts on the kernel line (LINUX then LINUX_DEFAULT) once the drop-in ran.
+
+    Mirrors the drop-in's shell exactly: absent arguments and every value of a present key are
+    filtered out of both variables, and the present arguments are appended to GRUB_CMDLINE_LINUX.
+    """
+    drop = list(absent) + [KernelArg(p.key) for p in present]
+    linux = [a for a in parse_cmdline(values["GRUB_CMDLINE_LINUX"]) if not any(a.matches(d) for d in drop)]
+    default = [a for a in parse_cmdline(values["GRUB_CMDLINE_LINUX_DEFAULT"]) if not any(a.matches(d) for d in drop)]
+    return linux + list(present) + default
 
 
 def grub_base_values(host) -> tuple[dict[str, str], list[str]]:

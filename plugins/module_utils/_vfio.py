@@ -105,6 +105,10 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
     for entry in policy_entries or []:
         if entry.mode != "passthrough":
             continue
+        if entry.device_type in ("type-VF", "type-PF"):
+            # SR-IOV network functions: libvirt detaches them itself (managed hostdev); binding them by ID
+            # at boot would take the VFs from the PF driver before Nova can use them.
+            continue
         matches = [
             a
             for a, d in sorted(hardware.devices.items())
