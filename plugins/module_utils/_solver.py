@@ -1,0 +1,361 @@
+"""Allocation candidates with Placement 1.39 semantics, computed from a fleet snapshot.
+
+``allocation_candidates(fleet, request)`` returns what ``GET /allocation_candidates`` returns at
+microversion 1.39. The steps follow Placement's own:
+
+1. ``root_required`` picks the roots that may anchor a candidate (root providers only).
+2. Each group, in request order, yields group candidates: an anchor root, the (provider, class, amount)
+   it takes and the providers it maps to. The unsuffixed group may spread its classes over the
+   providers of one tree plus sharing providers (``MISC_SHARES_VIA_AGGREGATE``) that share an aggregate
+   with that tree; each class comes from one provider. Its ``required`` traits must be found on the
+   providers it takes from, together; ``member_of`` matches a provider or its anchor root. A suffixed
+   group takes everything from one provider that itself has the traits and aggregates; a sharing
+   provider may serve it for any root it shares with. A group with nothing to offer ends the search
+   with no candidates, before later groups are looked at (so later unknown names are not reported).
+3. Per anchor, one candidate from every group is combined; ``group_policy=isolate`` needs distinct
+   providers for the suffixed groups, ``same_subtree`` needs one of the providers of the listed groups
+   to be an ancestor of (or the same as) all others, and the summed amounts must fit each provider's
+   capacity and max_unit.
+4. Provider summaries cover every provider of each tree that gives resources to a candidate.
+
+Candidates come out in a stable order (anchor root as the fleet lists it, then providers); ``limit``
+keeps the first ones. Placement's own order is arbitrary.
+"""
+
+from __future__ import annotations
+
+import difflib
+from itertools import product
+
+from ansible_collections.accel.openstack.plugins.module_utils._fleet import SHARING_TRAIT, Fleet, Provider
+from ansible_collections.accel.openstack.plugins.module_utils._placement_request import (
+    Request,
+    RequestError,
+    RequestGroup,
+)
+
+
+class _GroupCandidate:
+    """What one group takes for one anchor: ((provider, class, amount), ...) and its providers."""
+
+    __slots__ = ("anchor", "takes", "providers")
+
+    def __init__(self, anchor: str, takes: tuple, providers: frozenset[str]):
+        self.anchor = anchor
+        self.takes = takes
+        self.providers = providers
+
+
+class NoCandidates(Exception):
+    """Raised inside the search when a step leaves nothing; carries where and why (for explanations)."""
+
+    def __init__(self, where: str, why: str):
+        super().__init__(f"{where}: {why}")
+        self.where = where
+        self.why = why
+
+
+def closest(name: str, known) -> list[str]:
+    return difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+
+
+def check_traits(fleet: Fleet, names) -> None:
+    for name in names:
+        if name not in fleet.traits:
+            near = closest(name, fleet.traits)
+            hint = f"Did you mean {' or '.join(near)}?" if near else "No trait in the fleet is close to it."
+            raise RequestError(f"No such trait(s): {name}.", hint)
+
+
+def check_resource_classes(fleet: Fleet, names) -> None:
+    for name in names:
+        if name not in fleet.resource_classes:
+            near = closest(name, fleet.resource_classes)
+            hint = f"Did you mean {' or '.join(near)}?" if near else "No resource class in the fleet is close to it."
+            raise RequestError(f"Invalid resource class in resources parameter: No such resource class {name}.", hint)
+
+
+def anchor_roots(fleet: Fleet, request: Request) -> set[str] | None:
+    """Roots allowed to anchor a candidate (None: all)."""
+    if not (request.root_required or request.root_forbidden):
+        return None
+    check_traits(fleet, sorted(request.root_required))
+    check_traits(fleet, sorted(request.root_forbidden))
+    allowed = {
+        root.uuid
+        for root in fleet.roots
+        if request.root_required <= root.traits and not request.root_forbidden & root.traits
+    }
+    if not allowed:
+        raise NoCandidates("root_required", "no root provider has the required traits without the forbidden ones")
+    return allowed
+
+
+def _capable(fleet: Fleet, group: RequestGroup, tree_root: str | None) -> dict[str, list[Provider]]:
+    capable = {}
+    for rc, amount in group.resources.items():
+        found = [
+            p
+            for p in fleet.by_class.get(rc, ())
+            if p.inventories[rc].fits(amount) and (tree_root is None or p.root == tree_root)
+        ]
+        if not found:
+            raise NoCandidates(group.label, f"no provider has {rc}:{amount} free within its limits")
+        capable[rc] = found
+    return capable
+
+
+def _members(fleet: Fleet, group: RequestGroup) -> set[str] | None:
+    """Providers in every member_of list (None: no member_of)."""
+    if not group.member_of:
+        return None
+    members: set[str] | None = None
+    for any_of in group.member_of:
+        found = fleet.members_of(any_of)
+        members = found if members is None else members & found
+    if not members:
+        raise NoCandidates(group.label, "no provider is in the member_of aggregates")
+    return members
+
+
+def _prepare(fleet: Fleet, group: RequestGroup):
+    """Checks and lookups in Placement's order: classes, aggregates, traits, in_tree, capacity."""
+    check_resource_classes(fleet, group.resources)
+    members = _members(fleet, group)
+    for any_of in group.required:
+        check_traits(fleet, sorted(any_of))
+    check_traits(fleet, sorted(group.forbidden))
+    tree_root = None
+    if group.in_tree is not None:
+        target = fleet.providers.get(group.in_tree)
+        if target is None:
+            raise NoCandidates(group.label, f"in_tree provider {group.in_tree} is not in the fleet")
+        tree_root = target.root
+    capable = _capable(fleet, group, tree_root)
+    return members, tree_root, capable
+
+
+def _tree_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> list[_GroupCandidate]:
+    """The unsuffixed group: classes spread over one tree and the sharing providers it can use."""
+    members, tree_root, capable = _prepare(fleet, group)
+    if group.required and not fleet.with_trait({t for any_of in group.required for t in any_of}):
+        raise NoCandidates(group.label, "no provider has any of the required traits")
+    sharing = fleet.sharing if members is None else fleet.sharing & members
+    bad = fleet.members_of(group.forbidden_aggregates) if group.forbidden_aggregates else set()
+    per_anchor: dict[str, dict[str, list[Provider]]] | None = None
+    for rc, providers in capable.items():
+        rows: dict[str, list[Provider]] = {}
+        for p in providers:
+            rows.setdefault(p.root, []).append(p)
+            if tree_root is None and p.uuid in sharing:
+                for anchor in fleet.sharing_anchors(p.uuid):
+                    if anchor != p.root:
+                        rows.setdefault(anchor, []).append(p)
+        if anchors is not None:
+            rows = {a: ps for a, ps in rows.items() if a in anchors}
+        if members is not None:
+            rows = {a: kept for a, ps in rows.items() if (kept := [p for p in ps if a in members or p.uuid in members])}
+        if bad:
+            rows = {
+                a: kept for a, ps in rows.items() if a not in bad and (kept := [p for p in ps if p.uuid not in bad])
+            }
+        if per_anchor is None:
+            per_anchor = {a: {rc: ps} for a, ps in rows.items()}
+        else:
+            per_anchor = {a: {**found, rc: rows[a]} for a, found in per_anchor.items() if a in rows}
+        if not per_anchor:
+            raise NoCandidates(group.label, f"no tree can supply {rc} together with the classes before it")
+    classes = list(group.resources)
+    candidates = []
+    for anchor, by_rc in (per_anchor or {}).items():
+        choices = []
+        for rc in classes:
+            kept = [p for p in by_rc[rc] if not group.forbidden & p.traits]
+            if not kept:
+                break
+            choices.append(kept)
+        else:
+            for combo in product(*choices):
+                if group.required:
+                    traits = frozenset().union(*(p.traits for p in combo))
+                    if not all(any_of & traits for any_of in group.required):
+                        continue
+                takes = tuple((p.uuid, rc, group.resources[rc]) for p, rc in zip(combo, classes, strict=True))
+                candidates.append(_GroupCandidate(anchor, takes, frozenset(p.uuid for p in combo)))
+    if not candidates:
+        raise NoCandidates(group.label, "no tree has providers that together carry the required traits")
+    return candidates
+
+
+def _single_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> list[_GroupCandidate]:
+    """A suffixed group: everything from one provider that itself matches."""
+    members, _tree_root, capable = _prepare(fleet, group)
+    positive: set[str] | None = None
+    for any_of in group.required:
+        found = fleet.with_trait(any_of)
+        positive = found if positive is None else positive & found
+        if not positive:
+            raise NoCandidates(group.label, "no provider has all the required traits")
+    if members is not None:
+        positive = members if positive is None else positive & members
+        if not positive:
+            raise NoCandidates(group.label, "no provider with the required traits is in the member_of aggregates")
+    bad = fleet.members_of(group.forbidden_aggregates) | fleet.with_trait(group.forbidden)
+    if positive is not None:
+        positive -= bad
+        if not positive:
+            raise NoCandidates(group.label, "every matching provider has a forbidden trait or aggregate")
+    if group.resources:
+        matching: set[str] | None = positive
+        for providers in capable.values():
+            uuids = {p.uuid for p in providers}
+            matching = uuids - bad if matching is None else matching & uuids
+            if not matching:
+                raise NoCandidates(group.label, "no single provider has all the classes free with the traits asked")
+    else:
+        # Placement looks at the traits and aggregates only, and needs at least one positive filter.
+        matching = positive or set()
+    candidates = []
+    for provider in fleet.order:
+        if provider.uuid not in matching:
+            continue
+        takes = tuple((provider.uuid, rc, amount) for rc, amount in group.resources.items())
+        mapped = frozenset([provider.uuid])
+        if anchors is None or provider.root in anchors:
+            candidates.append(_GroupCandidate(provider.root, takes, mapped))
+        if SHARING_TRAIT in provider.traits:
+            for anchor in fleet.sharing_anchors(provider.uuid):
+                if anchor != provider.root and (anchors is None or anchor in anchors):
+                    candidates.append(_GroupCandidate(anchor, takes, mapped))
+    if not candidates:
+        raise NoCandidates(group.label, "no matching provider is under a root allowed by root_required")
+    return candidates
+
+
+def group_candidates(fleet: Fleet, request: Request, anchors: set[str] | None) -> dict[str, list[_GroupCandidate]]:
+    found = {}
+    for suffix, group in request.groups.items():
+        solve = _single_group if group.use_same_provider else _tree_group
+        found[suffix] = solve(fleet, group, anchors)
+    return found
+
+
+def _combine(fleet: Fleet, request: Request, found: dict[str, list[_GroupCandidate]], policy_checks=True):
+    """Yield (takes per (provider, class), mappings) for each valid combination, per anchor."""
+    suffixes = list(found)
+    by_anchor: dict[str, dict[str, list[_GroupCandidate]]] = {}
+    for suffix in suffixes:
+        for cand in found[suffix]:
+            by_anchor.setdefault(cand.anchor, {}).setdefault(suffix, []).append(cand)
+    granular = [s for s in suffixes if s]
+    isolate = policy_checks and request.group_policy == "isolate" and len(granular) > 1
+    subtrees = request.same_subtrees if policy_checks else []
+    for lists in by_anchor.values():
+        if len(lists) != len(suffixes):
+            continue
+        ordered = [lists[s] for s in suffixes]
+        yield from _search(fleet, suffixes, ordered, isolate, subtrees, policy_checks)
+
+
+def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity):
+    """Depth-first over groups, pruning on isolate and capacity as soon as they fail."""
+    count = len(suffixes)
+    chosen: list[_GroupCandidate] = []
+    amounts: dict[tuple[str, str], int] = {}
+    used_granular: set[str] = set()
+
+    def fits(cand) -> bool:
+        for uuid, rc, amount in cand.takes:
+            total = amounts.get((uuid, rc), 0) + amount
+            inv = fleet.providers[uuid].inventories[rc]
+            if total + inv.used > inv.capacity or total > inv.max_unit:
+                return False
+        return True
+
+    def step(index):
+        if index == count:
+            mappings = {s: c.providers for s, c in zip(suffixes, chosen, strict=True)}
+            if subtrees and not all(_same_subtree(fleet, mappings, names) for names in subtrees):
+                return
+            yield dict(amounts), mappings
+            return
+        suffix = suffixes[index]
+        for cand in ordered[index]:
+            if isolate and suffix:
+                (provider,) = cand.providers
+                if provider in used_granular:
+                    continue
+            if check_capacity and not fits(cand):
+                continue
+            chosen.append(cand)
+            for uuid, rc, amount in cand.takes:
+                amounts[(uuid, rc)] = amounts.get((uuid, rc), 0) + amount
+            if isolate and suffix:
+                used_granular.add(next(iter(cand.providers)))
+            yield from step(index + 1)
+            if isolate and suffix:
+                used_granular.discard(next(iter(cand.providers)))
+            for uuid, rc, amount in cand.takes:
+                left = amounts[(uuid, rc)] - amount
+                if left:
+                    amounts[(uuid, rc)] = left
+                else:
+                    del amounts[(uuid, rc)]
+            chosen.pop()
+
+    yield from step(0)
+
+
+def _same_subtree(fleet: Fleet, mappings, names) -> bool:
+    providers: set[str] = set()
+    for name in names:
+        providers |= mappings.get(name, frozenset())
+    if len(providers) <= 1:
+        return True
+    common = set.intersection(*(fleet.ancestors(p) for p in providers))
+    return bool(common & providers)
+
+
+EMPTY = {"allocation_requests": [], "provider_summaries": {}}
+
+
+def solve(fleet: Fleet, request: Request) -> list[tuple[dict, dict]]:
+    """The distinct candidates as (amount per (provider, class), providers per group); raises NoCandidates."""
+    anchors = anchor_roots(fleet, request)
+    found = group_candidates(fleet, request, anchors)
+    seen = {}
+    for amounts, mappings in _combine(fleet, request, found):
+        key = (frozenset(amounts.items()), frozenset(mappings.items()))
+        if key not in seen:
+            seen[key] = (amounts, mappings)
+    if not seen:
+        raise NoCandidates("the request", "no combination of the groups fits together")
+    return list(seen.values())
+
+
+def allocation_candidates(fleet: Fleet, request: Request) -> dict:
+    """Placement 1.39's answer to ``GET /allocation_candidates`` for this request."""
+    try:
+        candidates = solve(fleet, request)
+    except NoCandidates:
+        return {"allocation_requests": [], "provider_summaries": {}}
+    if request.limit is not None:
+        candidates = candidates[: request.limit]
+    allocation_requests = []
+    roots: dict[str, None] = {}
+    for amounts, mappings in candidates:
+        allocations: dict[str, dict] = {}
+        for (uuid, rc), amount in amounts.items():
+            allocations.setdefault(uuid, {"resources": {}})["resources"][rc] = amount
+            roots[fleet.providers[uuid].root] = None
+        allocation_requests.append(
+            {
+                "allocations": allocations,
+                "mappings": {suffix: sorted(providers) for suffix, providers in mappings.items()},
+            }
+        )
+    summaries = {}
+    for root in roots:
+        for provider in fleet.trees[root]:
+            summaries[provider.uuid] = fleet.summary(provider.uuid)
+    return {"allocation_requests": allocation_requests, "provider_summaries": summaries}
