@@ -1,0 +1,224 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+module: nova_config
+short_description: Write Nova's PCI passthrough and vGPU configuration rendered from facts and the device policy
+version_added: 0.1.0
+description:
+  - Renders, for every host given in O(hosts), the C([pci] device_spec), C([pci] alias),
+    C([pci] report_in_placement), C([devices] enabled_mdev_types) and C([mdev_<type>]) keys nova-compute
+    needs, the aliases, C([filter_scheduler] enabled_filters) and C(pci_in_placement) nova-api and
+    nova-scheduler need, and a Nova provider config file where the policy asks for custom traits on vGPU
+    providers or the host for custom compute node traits or inventories.
+  - The device policy is validated first; every bad field is reported at once, naming the entry, the field
+    and the fix, and nothing is written.
+  - Only the keys the module writes are owned. A header comment in each INI file lists them; keys owned
+    before and no longer wanted are removed, every other line is left as it was. Multi-valued keys are
+    written as repeated lines in a fixed order, so a second run changes nothing.
+  - O(layout=kolla) writes on the deploy host, under O(config_dir), C(nova/<host>/nova.conf) per compute
+    host and C(nova/nova-api.conf) and C(nova/nova-scheduler.conf); each file that sets C([pci] alias)
+    holds the complete list, because Kolla-Ansible's merge replaces a multi-valued key from a later file.
+  - O(layout=nova_conf_d) writes one file, O(config_dir)/O(file_name), on the host O(host), with the parts
+    of the O(services) that host runs.
+author:
+  - accel.openstack contributors
+options:
+  layout:
+    description: Where the files go; see the description.
+    type: str
+    required: true
+    choices: [kolla, nova_conf_d]
+  hosts:
+    description:
+      - Every host of the fleet that runs nova-compute. Aliases are rendered for the whole fleet, so give all
+        of them even when writing one host's file.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: The inventory hostname.
+        type: str
+        required: true
+      facts:
+        description: The host's discovery facts (C(accel_pci_devices), C(accel_numa_nodes), ...).
+        type: dict
+        required: true
+      hypervisor_hostname:
+        description: The name nova-compute reports (provider names start with it); defaults to O(hosts[].name).
+        type: str
+      compute_node_traits:
+        description: Custom traits (C(CUSTOM_*)) to add to the compute node provider through the provider config.
+        type: list
+        elements: str
+      compute_node_inventories:
+        description: Custom resource classes to add to the compute node provider, as C({CUSTOM_X: total}) or
+          C({CUSTOM_X: {total, reserved, ...}}).
+        type: dict
+  policy:
+    description: The device policy (C(accel_device_policy)); see docs/device-policy.md.
+    type: list
+    elements: dict
+    required: true
+  host:
+    description: With O(layout=nova_conf_d), the inventory hostname whose file to write.
+    type: str
+  services:
+    description: With O(layout=nova_conf_d), the Nova services the host runs; their parts go into its file.
+    type: list
+    elements: str
+    choices: [compute, api, scheduler]
+    default: [compute, api, scheduler]
+  report_in_placement:
+    description: Set C([pci] report_in_placement) on compute hosts, so PCI devices become Placement providers.
+      Nova cannot turn it off again once it was on.
+    type: bool
+    default: false
+  pci_in_placement:
+    description: Set C([filter_scheduler] pci_in_placement) for nova-api and nova-scheduler; needs
+      O(report_in_placement).
+    type: bool
+    default: false
+  enabled_filters:
+    description: The scheduler filters; C(PciPassthroughFilter) is appended when missing.
+    type: list
+    elements: str
+    default: [ComputeFilter, ComputeCapabilitiesFilter, ImagePropertiesFilter, ServerGroupAntiAffinityFilter,
+              ServerGroupAffinityFilter]
+  config_dir:
+    description: Kolla's custom config directory (V(/etc/kolla/config)) or the config directory nova reads
+      (V(/etc/nova/nova.conf.d)), depending on O(layout).
+    type: str
+  file_name:
+    description: The file name with O(layout=nova_conf_d).
+    type: str
+    default: 50-accel-openstack.conf
+  provider_config_dir:
+    description: Nova's provider config directory with O(layout=nova_conf_d).
+    type: str
+    default: /etc/nova/provider_config
+  root:
+    description: Filesystem root the paths are under; V(/) for the live host.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+notes:
+  - Nova services must be restarted to read the new files; the module reports which files changed.
+"""
+
+EXAMPLES = r"""
+- name: Render the Kolla-Ansible overrides for every compute host (on the deploy host)
+  accel.openstack.nova_config:
+    layout: kolla
+    config_dir: /etc/kolla/config
+    policy: "{{ accel_device_policy }}"
+    hosts:
+      - name: gpu-01
+        facts: "{{ hostvars['gpu-01'] }}"
+  run_once: true
+  delegate_to: localhost
+
+- name: Write this host's nova.conf.d file
+  accel.openstack.nova_config:
+    layout: nova_conf_d
+    host: "{{ inventory_hostname }}"
+    services: [compute]
+    report_in_placement: true
+    policy: "{{ accel_device_policy }}"
+    hosts: "{{ accel_nova_hosts }}"
+"""
+
+RETURN = r"""
+files:
+  description: Every file the layout manages, with whether this run changed it.
+  returned: always
+  type: dict
+  sample: {"/etc/kolla/config/nova/gpu-01/nova.conf": true}
+rendered:
+  description: The full text of each managed file after this run (empty for a file that is absent).
+  returned: always
+  type: dict
+policy_warnings:
+  description: Policy entries that match no device, devices not yet on vfio-pci, and the like.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError
+from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._ini_file import IniError
+from ansible_collections.accel.openstack.plugins.module_utils._nova_config import NOVA_DEFAULT_FILTERS, RenderError
+from ansible_collections.accel.openstack.plugins.module_utils._nova_files import (
+    SERVICES,
+    LayoutError,
+    apply_files,
+    plan,
+)
+
+
+def argument_spec() -> dict:
+    return {
+        "layout": {"type": "str", "required": True, "choices": ["kolla", "nova_conf_d"]},
+        "hosts": {
+            "type": "list",
+            "elements": "dict",
+            "required": True,
+            "options": {
+                "name": {"type": "str", "required": True},
+                "facts": {"type": "dict", "required": True},
+                "hypervisor_hostname": {"type": "str"},
+                "compute_node_traits": {"type": "list", "elements": "str"},
+                "compute_node_inventories": {"type": "dict"},
+            },
+        },
+        "policy": {"type": "list", "elements": "dict", "required": True},
+        "host": {"type": "str"},
+        "services": {"type": "list", "elements": "str", "choices": list(SERVICES), "default": list(SERVICES)},
+        "report_in_placement": {"type": "bool", "default": False},
+        "pci_in_placement": {"type": "bool", "default": False},
+        "enabled_filters": {"type": "list", "elements": "str", "default": list(NOVA_DEFAULT_FILTERS)},
+        "config_dir": {"type": "str"},
+        "file_name": {"type": "str", "default": "50-accel-openstack.conf"},
+        "provider_config_dir": {"type": "str", "default": "/etc/nova/provider_config"},
+        "root": {"type": "path", "default": "/"},
+    }
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argument_spec(),
+        required_if=[("layout", "nova_conf_d", ("host",))],
+        supports_check_mode=True,
+    )
+    try:
+        root = HostRoot(module.params["root"])
+        rendering, plans = plan(root, module.params)
+    except (PolicyError, RenderError) as exc:
+        module.fail_json(msg="the device policy cannot be rendered:\n" + str(exc), errors=exc.errors)
+    except (HostRootError, LayoutError, IniError) as exc:
+        module.fail_json(msg=str(exc))
+    for warning in rendering.warnings:
+        module.warn(warning)
+    if not module.check_mode:
+        apply_files(root, plans)
+    changed = [p for p in plans if p.changed]
+    module.exit_json(
+        changed=bool(changed),
+        diff=[p.diff() for p in changed],
+        files={p.path: p.changed for p in plans},
+        rendered={p.path: p.after for p in plans},
+        policy_warnings=rendering.warnings,
+    )
+
+
+if __name__ == "__main__":
+    main()
