@@ -35,6 +35,9 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova_config impor
 
 SERVICES = ("compute", "api", "scheduler")
 PROVIDER_CONFIG_NAME = "accel-openstack.yaml"
+# Matches no device (PCI reserves vendor ffff for "no device"): the kolla layout sets it on hosts without
+# passthrough devices, so a device_spec left in global.conf or nova.conf cannot reach them through the merge.
+MATCH_NOTHING = '{"vendor_id": "ffff", "product_id": "ffff"}'
 DEFAULT_DIRS = {"kolla": "/etc/kolla/config", "nova_conf_d": "/etc/nova/nova.conf.d"}
 
 
@@ -91,6 +94,8 @@ def wanted_files(
     if layout == "kolla":
         files: list[tuple[str, str, object]] = []
         for name, config in rendering.compute.items():
+            if not config.get("pci", {}).get("device_spec"):
+                config = {**config, "pci": {"device_spec": [MATCH_NOTHING], **config.get("pci", {})}}
             files.append((_join(config_dir, "nova", name, "nova.conf"), "ini", config))
             files.append(
                 (
