@@ -29,10 +29,10 @@ def is_custom(name: str) -> bool:
 
 def normalize(name: str) -> str:
     """The custom name an operator most likely meant: upper case, other characters as ``_``."""
-    body = name.upper()
+    body = _NOT_ALLOWED_RE.sub("_", name.upper())
     if body.startswith(CUSTOM_PREFIX):
         body = body[len(CUSTOM_PREFIX) :]
-    return CUSTOM_PREFIX + _NOT_ALLOWED_RE.sub("_", body)
+    return CUSTOM_PREFIX + body
 
 
 def custom_name_problem(name: str, kind: str) -> str | None:

@@ -471,11 +471,11 @@ class Converger:
             parent_uuid = parent.uuid
         if known is None:
             outcome.before = None
-            outcome.actions.append("create")
             if self.check_mode:
                 known = Known(spec.uuid or f"(new uuid for {spec.label})", spec.name or spec.uuid, parent_uuid, 0)
             else:
                 known = self._remember(self.client.create_provider(spec.name or spec.uuid, spec.uuid, parent_uuid))
+            self._did(outcome, "create")
             known.inventories, known.traits, known.aggregates = {}, [], []
             self.by_name[known.name] = self.by_uuid[known.uuid] = known
         else:
@@ -485,10 +485,10 @@ class Converger:
             wanted_name = spec.name or known.name
             wanted_parent = parent_uuid if spec.parent else known.parent_uuid
             if (wanted_name, wanted_parent) != (known.name, known.parent_uuid):
-                outcome.actions.append("update provider")
                 if not self.check_mode:
                     updated = self.client.update_provider(known.uuid, wanted_name, wanted_parent)
                     known.generation = updated["generation"]
+                self._did(outcome, "update provider")
                 known.name, known.parent_uuid = wanted_name, wanted_parent
         outcome.uuid = known.uuid
         if spec.inventories is not None:
@@ -502,12 +502,12 @@ class Converger:
                     )
                     if usage:
                         raise PlacementRefusal("; ".join(usage))
-                outcome.actions.append("set inventories")
                 if not self.check_mode:
                     known.generation = self._put(
                         spec, "inventories", self.client.put_inventories, known.uuid, known.generation, target
                     )
                 known.inventories = target
+                self._did(outcome, "set inventories")
         for kind in ("traits", "aggregates"):
             declared = getattr(spec, kind)
             if declared is None or getattr(known, f"{kind}_satisfied"):
@@ -517,12 +517,17 @@ class Converger:
                 continue  # merge of an empty declaration: nothing to read, nothing to do
             target = target_set(current, declared, getattr(spec, f"{kind}_mode"))
             if target != sorted(current):
-                outcome.actions.append(f"set {kind}")
                 if not self.check_mode:
                     put = self.client.put_provider_traits if kind == "traits" else self.client.put_aggregates
                     known.generation = self._put(spec, kind, put, known.uuid, known.generation, target)
                 setattr(known, kind, target)
+                self._did(outcome, f"set {kind}")
         outcome.after = known.view()
+
+    @staticmethod
+    def _did(outcome: Outcome, action: str) -> None:
+        if action not in outcome.actions:
+            outcome.actions.append(action)
 
     def apply_absent(self, outcome: Outcome) -> None:
         known = self._lookup(outcome.spec)
@@ -542,8 +547,8 @@ class Converger:
         if self.bulk:
             self.read_bulk()
         refusals: list[str] = []
-        for spec in self.specs:
-            known = self.locate(spec)
+        located = [self.locate(spec) for spec in self.specs]
+        for spec, known in zip(self.specs, located, strict=True):
             if spec.state == "present":
                 self.plan_present(spec, known, refusals)
             else:
