@@ -115,34 +115,31 @@ def update_text(current: str, desired: IniConfig) -> str:
         block.lines = kept
     # Append the wanted keys to their sections (creating sections at the end, in the given order).
     by_name = {b.name: b for b in blocks if b.name is not None}
+    created: set[str] = set()
     for section, keys in desired.items():
         block = by_name.get(section)
         if block is None:
             block = _Block(section, [f"[{section}]"])
             blocks.append(block)
             by_name[section] = block
+            created.add(section)
+        trailing = 0
         while len(block.lines) > 1 and not block.lines[-1].strip():
             block.lines.pop()
+            trailing += 1
         for key, values in keys.items():
             block.lines.extend(f"{key} = {value}" for value in values)
+        block.lines.extend([""] * trailing)
     # A section we emptied, and that holds nothing else now, goes.
     blocks = [b for b in blocks if b.name is None or b.name not in touched or _has_content(b) or b.name in desired]
-    # Render: header first, then the pre-section lines, then sections separated by one blank line.
-    out: list[str] = []
-    if wanted:
-        out.append(_header(wanted))
-    preamble = blocks[0].lines
-    while preamble and not preamble[-1].strip():
-        preamble = preamble[:-1]
-    out.extend(preamble)
+    # Render: our header first, existing lines as they were, new sections after one blank line.
+    out: list[str] = [_header(wanted)] if wanted else []
+    out.extend(blocks[0].lines)
     for block in blocks[1:]:
-        lines = list(block.lines)
-        while len(lines) > 1 and not lines[-1].strip():
-            lines.pop()
-        if out and out[-1].strip():
+        if block.name in created and out and out[-1].strip():
             out.append("")
-        out.extend(lines)
-    return "\n".join(out) + "\n" if out else ""
+        out.extend(block.lines)
+    return "\n".join(out) + "\n" if any(line.strip() for line in out) else ""
 
 
 def render_text(desired: IniConfig) -> str:
