@@ -240,21 +240,23 @@ def group_candidates(fleet: Fleet, request: Request, anchors: set[str] | None) -
     return found
 
 
-def _combine(fleet: Fleet, request: Request, found: dict[str, list[_GroupCandidate]], policy_checks=True):
-    """Yield (takes per (provider, class), mappings) for each valid combination, per anchor."""
+def _combine(fleet: Fleet, request: Request, found: dict[str, list[_GroupCandidate]], relax=()):
+    """Yield (amount per (provider, class), mappings) for each valid combination, per anchor.
+
+    ``relax`` may name checks to skip ("isolate", "same_subtree", "capacity"), for explanations."""
     suffixes = list(found)
     by_anchor: dict[str, dict[str, list[_GroupCandidate]]] = {}
     for suffix in suffixes:
         for cand in found[suffix]:
             by_anchor.setdefault(cand.anchor, {}).setdefault(suffix, []).append(cand)
     granular = [s for s in suffixes if s]
-    isolate = policy_checks and request.group_policy == "isolate" and len(granular) > 1
-    subtrees = request.same_subtrees if policy_checks else []
+    isolate = "isolate" not in relax and request.group_policy == "isolate" and len(granular) > 1
+    subtrees = [] if "same_subtree" in relax else request.same_subtrees
     for lists in by_anchor.values():
         if len(lists) != len(suffixes):
             continue
         ordered = [lists[s] for s in suffixes]
-        yield from _search(fleet, suffixes, ordered, isolate, subtrees, policy_checks)
+        yield from _search(fleet, suffixes, ordered, isolate, subtrees, "capacity" not in relax)
 
 
 def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity):

@@ -94,7 +94,7 @@ def compare(fleet: Fleet, query: str, status: int, body, server) -> str | None: 
         return f"status: Placement {status} {body if status != 200 else ''}, solver {our_status} {our_body}"
     if status == 400:
         theirs = placement_detail(body)
-        return None if theirs == our_body else f"message: Placement {theirs!r}, solver {our_body!r}"
+        return None if theirs == our_body.strip() else f"message: Placement {theirs!r}, solver {our_body!r}"
     request = Request.parse(query)
     theirs = Counter(canonical_request(a) for a in body["allocation_requests"])
     mine = Counter(canonical_request(a) for a in our_body["allocation_requests"])

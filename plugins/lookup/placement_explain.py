@@ -1,0 +1,78 @@
+# Copyright: contributors to accel.openstack
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: placement_explain
+author: accel.openstack contributors
+short_description: Say why a Placement query has no allocation candidates on a host
+description:
+  - Runs the same solver as P(accel.openstack.allocation_candidates#lookup) on a fleet snapshot and,
+    for each root provider asked about, says whether a candidate uses its tree and, if not, the first
+    constraint that fails, with numbers (for example C(group '1' needs VGPU:2; gpu0 has 1 free of 4)).
+  - Also lists the traits and resource classes of the query that no provider has, with the closest
+    existing names (a flavor asking C(CUSTOM_GPU_T4) where hosts report C(CUSTOM_NVIDIA_T4)).
+options:
+  _terms:
+    description: One or more queries, each a query string without C(?) or a dict of its parameters.
+    required: true
+    type: list
+    elements: raw
+  fleet:
+    description: The fleet snapshot, as C(accel.openstack.placement_info) returns it in C(fleet).
+    required: true
+    type: dict
+  roots:
+    description:
+      - Root providers (uuids or names) to explain. By default every root is explained when the query
+        has no candidate at all, and none otherwise.
+    type: list
+    elements: str
+"""
+
+EXAMPLES = r"""
+- name: Why does the vGPU flavor not fit on compute07?
+  ansible.builtin.debug:
+    msg: "{{ query('accel.openstack.placement_explain', 'resources=VCPU:4&resources1=VGPU:2',
+                   fleet=fleet, roots=['compute07'])[0].roots[0].reason }}"
+"""
+
+RETURN = r"""
+_raw:
+  description: One element per query.
+  type: list
+  elements: dict
+  contains:
+    candidates:
+      description: How many allocation candidates the query has.
+      type: int
+    unknown:
+      description: Traits and resource classes of the query that no provider has, each with C(kind), C(name) and C(did_you_mean).
+      type: list
+      elements: dict
+    roots:
+      description: One entry per explained root provider with C(uuid), C(name), C(fits) and C(reason).
+      type: list
+      elements: dict
+"""
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.accel.openstack.plugins.module_utils._explain import explain
+from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet, FleetError
+from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request, RequestError
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        try:
+            fleet = Fleet.from_snapshot(self.get_option("fleet"))
+        except FleetError as exc:
+            raise AnsibleLookupError(f"fleet: {exc}") from exc
+        try:
+            return [explain(fleet, Request.parse(term), self.get_option("roots")) for term in terms]
+        except (RequestError, ValueError) as exc:
+            raise AnsibleLookupError(str(exc)) from exc
