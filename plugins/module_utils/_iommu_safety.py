@@ -15,7 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import netaddr
+try:
+    import netaddr
+except ImportError:  # reported by the module with the package to install
+    netaddr = None
 
 ADDRESS_IN_PATH = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 VFIO_DRIVERS = ("vfio-pci",)

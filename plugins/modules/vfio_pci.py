@@ -24,6 +24,8 @@ description:
     the next boot).
 author:
   - accel.openstack contributors
+requirements:
+  - netaddr (Python library, on the managed host; python3-netaddr on Debian and Ubuntu)
 options:
   devices:
     description:
@@ -153,8 +155,9 @@ pending_commands:
   sample: ["modprobe vfio-pci"]
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.accel.openstack.plugins.module_utils import _iommu_safety
 from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._host_commands import CommandFailed, HostCommands
 from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot, HostRootError
@@ -176,6 +179,8 @@ def main():
         },
         supports_check_mode=True,
     )
+    if _iommu_safety.netaddr is None:
+        module.fail_json(msg=missing_required_lib("netaddr"))
     try:
         policy = parse_policy(module.params["policy"]) if module.params["policy"] else []
         host = HostRoot(module.params["root"])

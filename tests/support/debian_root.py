@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 SUITE = "bookworm"
-PACKAGES = ("python3", "grub2-common", "grub-common", "initramfs-tools", "kmod", "zstd")
+PACKAGES = ("python3", "python3-netaddr", "grub2-common", "grub-common", "initramfs-tools", "kmod", "zstd")
 LAYOUT_VERSION = "1"  # bump when what is done to the base root after debootstrap changes
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
