@@ -53,7 +53,7 @@ demo-roots: venv
 	$(BIN)/python -m tests.support.fake_sysfs --all --dest $(DEMO_DIR)/roots --inventory inventories/demo/hosts.yml
 
 demo: venv placement-venv collection demo-roots
-	ACCEL_DEMO_DIR=$(DEMO_DIR) $(BIN)/ansible-playbook site.yml -i inventories/demo
+	ACCEL_DEMO_DIR=$(DEMO_DIR) $(BIN)/python -m tests.support.run_demo
 
 ruff: venv
 	$(BIN)/ruff check .

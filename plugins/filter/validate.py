@@ -1,0 +1,72 @@
+# Copyright: accel.openstack contributors
+# Apache License 2.0 (see LICENSE)
+
+DOCUMENTATION = r"""
+name: validate_requests
+short_description: Check declared Placement requests against a fleet snapshot
+version_added: 0.1.0
+description:
+  - For each request (a flavor's or device profile's Placement query) says whether Placement would accept
+    it, on which hosts (root providers) it fits, how many instances of it each host takes one after another,
+    and for hosts where it does not fit, why not, with did-you-mean suggestions for unknown traits and
+    resource classes.
+  - Uses the same solver as P(accel.openstack.allocation_candidates#lookup), with Placement 1.39 semantics.
+  - The instance count places copies one after another, each on the first candidate of its host; it is the
+    capacity a scheduler filling that host would see, not an optimum over placements.
+author:
+  - accel.openstack contributors
+options:
+  _input:
+    description: List of requests, each a dict with C(name), C(query) (a query string or a dict) and optional
+      C(min_hosts) (default 1; the request fails validation when it fits on fewer hosts).
+    type: list
+    elements: dict
+    required: true
+  fleet:
+    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in C(fleet).
+    type: dict
+    required: true
+  count_limit:
+    description: Stop counting instances per host at this number.
+    type: int
+    default: 64
+"""
+
+EXAMPLES = r"""
+- name: Check the GPU flavors
+  ansible.builtin.set_fact:
+    results: "{{ [{'name': 'gpu.h100', 'query': 'resources=VCPU:8,MEMORY_MB:65536,CUSTOM_PCI_10DE_2330:1'}]
+                 | accel.openstack.validate_requests(fleet) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: One result per request with C(name), C(query), C(ok), C(error), C(hosts) (host name to instance
+    count), C(reasons) (host name to why not), C(unknown) (names no provider has, with C(did_you_mean)).
+  type: list
+  elements: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.accel.openstack.plugins.module_utils._validation import (
+    ValidationInputError,
+    validate_requests,
+    validation_report,
+)
+
+
+def _validate_requests(requests, fleet, count_limit=64):
+    try:
+        return validate_requests(fleet, list(requests or []), count_limit=int(count_limit))
+    except ValidationInputError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def _validation_report(results):
+    return validation_report(list(results or []))
+
+
+class FilterModule:
+    def filters(self):
+        return {"validate_requests": _validate_requests, "validation_report": _validation_report}
