@@ -70,6 +70,11 @@ class ProviderSpec:
     @classmethod
     def from_dict(cls, entry: dict, where: str = "provider") -> ProviderSpec:
         """Build and validate one declaration; raise ValueError naming the entry and the fix."""
+        if "parent_name" in entry:  # the shape nova_providers predicts
+            entry = dict(entry)
+            parent_name = entry.pop("parent_name")
+            if entry.get("parent") is None:
+                entry["parent"] = parent_name
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(entry) - known)
         if unknown:

@@ -71,6 +71,8 @@ options:
       - Many providers in one call, each a dict with the keys above (C(name), C(uuid), C(parent),
         C(inventories), C(inventories_mode), C(traits), C(traits_mode), C(aggregates),
         C(aggregates_mode), C(state)). Parents are written before their children and deleted after them.
+      - C(parent_name) is accepted for C(parent), so the list C(accel.openstack.nova_providers) predicts
+        can be passed as it is.
       - Mutually exclusive with I(name) and I(uuid).
     type: list
     elements: dict

@@ -88,7 +88,8 @@ def task_results(report: dict, task_name: str) -> dict:
     found: dict = {}
     for play in report.get("plays", []):
         for task in play.get("tasks", []):
-            if task["task"]["name"] == task_name:
+            name = task["task"]["name"]
+            if name == task_name or name.endswith(" : " + task_name):
                 found = task["hosts"]
     return found
 
