@@ -326,6 +326,14 @@ def solve(fleet: Fleet, request: Request) -> list[tuple[dict, dict]]:
     anchors = anchor_roots(fleet, request)
     found = group_candidates(fleet, request, anchors)
     seen = {}
+    if len(found) == 1:
+        # One group: its candidates already passed every check; only anchors may repeat them.
+        ((suffix, cands),) = found.items()
+        for cand in cands:
+            key = (cand.takes, cand.providers)
+            if key not in seen:
+                seen[key] = ({(uuid, rc): amount for uuid, rc, amount in cand.takes}, {suffix: cand.providers})
+        return list(seen.values())
     for amounts, mappings in _combine(fleet, request, found):
         key = (frozenset(amounts.items()), frozenset(mappings.items()))
         if key not in seen:

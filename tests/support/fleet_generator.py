@@ -239,7 +239,7 @@ def scale_fleet(nodes: int, seed: int = 1) -> dict:
             None,
             None,
             {
-                "VCPU": {"total": 64, "allocation_ratio": 4.0, "max_unit": 64},
+                "VCPU": {"total": 64, "allocation_ratio": 4.0, "max_unit": 256},
                 "MEMORY_MB": {"total": 262144, "reserved": 4096, "max_unit": 262144},
             },
             ["HW_CPU_X86_AVX2"] + (["HW_CPU_X86_AVX512F"] if n % 3 == 0 else []),
@@ -285,6 +285,6 @@ def scale_fleet(nodes: int, seed: int = 1) -> dict:
             [aggregate],
         )
         shared["root_provider_uuid"] = shared["uuid"]
-        shared["usages"] = {"DISK_GB": rng.randint(0, 50000)}
+        shared["usages"] = {"DISK_GB": rng.randint(0, 10000)}
         providers.append(shared)
     return {"resource_providers": providers}

@@ -85,12 +85,16 @@ def load_fleet(server, fleet: dict) -> None:
         create(provider)
     consumers = fleet.get("consumers")
     if consumers is None:
-        consumers = [
-            {"uuid": str(uuid.uuid4()), "allocations": {p["uuid"]: {"resources": {rc: used}}}}
-            for p in providers
-            for rc, used in (p.get("usages") or {}).items()
-            if used
-        ]
+        # One consumer per batch of providers; each usage must be a valid single allocation.
+        consumers = []
+        for start in range(0, len(providers), 100):
+            allocations = {
+                p["uuid"]: {"resources": {rc: used for rc, used in p["usages"].items() if used}}
+                for p in providers[start : start + 100]
+                if any((p.get("usages") or {}).values())
+            }
+            if allocations:
+                consumers.append({"uuid": str(uuid.uuid4()), "allocations": allocations})
     for consumer in consumers:
         _check(
             server.request(
