@@ -82,8 +82,13 @@ def test_role_takes_an_explicit_provider_list(placement):
         {"name": "lab-1_0000:41:00.0", "parent_name": "lab-1", "inventories": {"CUSTOM_PCI_10DE_1EB8": {"total": 1}},
          "traits": ["CUSTOM_NVIDIA_T4"], "aggregates": []},
     ]  # fmt: skip
-    extra = {"accel_placement_auth": placement.auth, "accel_placement_providers": explicit}
-    first = run_playbook("playbooks/placement.yml", "lab-1,", extra, ansible_connection="local")
+    extra = {
+        "accel_placement_auth": placement.auth,
+        "accel_placement_providers": explicit,
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+    }
+    first = run_playbook("playbooks/placement.yml", "lab-1,", extra)
     assert first["rc"] == 0, first["stderr"] + first["stdout"]
     providers = {row["name"]: row for row in osc(placement, "resource", "provider", "list")}
     assert providers["lab-1_0000:41:00.0"]["parent_provider_uuid"] == providers["lab-1"]["uuid"]
