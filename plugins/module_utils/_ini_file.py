@@ -51,7 +51,7 @@ def owned_keys(text: str) -> set[tuple[str, str]]:
         if line.startswith(OWNER_PREFIX):
             owned = set()
             for item in line[len(OWNER_PREFIX) :].split():
-                section, _, key = item.rpartition(".")
+                section, _dot, key = item.rpartition(".")
                 if section and key:
                     owned.add((section, key))
             return owned

@@ -200,9 +200,9 @@ def _check_placement_reporting(selection: HostSelection, by_address: dict[str, d
             )
         vf_groups.setdefault(pf_address, []).append((device, item))
     for pf_address, members in vf_groups.items():
-        names = {(item.resource_class, item.entry.traits, item.entry.live_migratable) for _, item in members}
+        names = {(item.resource_class, item.entry.traits, item.entry.live_migratable) for _dev, item in members}
         if len(names) > 1:
-            labels = sorted({item.entry.label for _, item in members})
+            labels = sorted({item.entry.label for _dev, item in members})
             selection.errors.append(
                 f"{selection.hostname}: the VFs of PF {pf_address} are selected by {', '.join(labels)} with "
                 "different resource_class, traits or live_migratable; Nova reports all VFs of one PF as one "

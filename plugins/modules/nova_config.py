@@ -23,7 +23,7 @@ description:
   - O(layout=nova_conf_d) writes one file, O(config_dir)/O(file_name), on the host O(host), with the parts
     of the O(services) that host runs.
 author:
-  - accel.openstack contributors
+  - accel.openstack contributors (@accel-openstack)
 options:
   layout:
     description: Where the files go; see the description.
@@ -54,8 +54,9 @@ options:
         type: list
         elements: str
       compute_node_inventories:
-        description: Custom resource classes to add to the compute node provider, as C({CUSTOM_X: total}) or
-          C({CUSTOM_X: {total, reserved, ...}}).
+        description:
+          - Custom resource classes to add to the compute node provider, as C(CUSTOM_X=total) entries or with
+            a mapping of C(total), C(reserved) and the other inventory fields.
         type: dict
   policy:
     description: The device policy (C(accel_device_policy)); see docs/device-policy.md.
@@ -106,8 +107,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports what would change, with the diff, and writes nothing.
   diff_mode:
     support: full
+    description: Returns the before and after text of every file that changes.
 notes:
   - Nova services must be restarted to read the new files; the module reports which files changed.
 """
