@@ -187,6 +187,7 @@ def build_root(profile: dict | str, dest: str) -> str:
     _write_numa(tree, profile)
     _write_proc(tree, profile, routes, inet6, mounts)
     _write_nvidia_smi(tree, devices)
+    _write_os(tree, profile)
     if profile.get("pci_ids", True):
         os.makedirs(tree.real("/usr/share/misc"), exist_ok=True)
         shutil.copyfile(PCI_IDS, tree.real("/usr/share/misc/pci.ids"))
@@ -356,6 +357,27 @@ def _write_proc(tree, profile, routes, inet6, mounts) -> None:
     tree.write("/proc/net/route", "\n".join([header] + routes) + "\n")
     tree.write("/proc/net/if_inet6", "".join(line + "\n" for line in inet6))
     tree.write("/proc/mounts", "\n".join(mounts) + "\n")
+
+
+def _write_os(tree, profile) -> None:
+    """The boot configuration a Debian-family host has: /etc/default/grub with its drop-in directory.
+
+    GRUB_CMDLINE_LINUX_DEFAULT holds what the running command line carries beyond the image, the root
+    and ``ro``. ``boot: none`` in the profile leaves the root without any bootloader configuration.
+    """
+    if profile.get("boot", "grub") != "grub":
+        return
+    skip = ("BOOT_IMAGE=", "root=", "ro", "rw")
+    args = [a for a in profile.get("kernel_cmdline", "").split() if not a.startswith(skip) and a not in skip]
+    tree.write(
+        "/etc/default/grub",
+        "# If you change this file, run 'update-grub' afterwards to update /boot/grub/grub.cfg.\n"
+        "GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\n"
+        "GRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`\n"
+        f'GRUB_CMDLINE_LINUX_DEFAULT="{" ".join(args)}"\nGRUB_CMDLINE_LINUX=""\n',
+    )
+    tree.mkdir("/etc/default/grub.d")
+    tree.write("/etc/os-release", 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n')
 
 
 def _write_nvidia_smi(tree, devices) -> None:
