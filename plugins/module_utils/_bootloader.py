@@ -106,7 +106,7 @@ def plan(backend: str, host, present: list[KernelArg], absent: list[KernelArg], 
 
 # -- GRUB with /etc/default/grub.d --------------------------------------------------------------------------
 def _plan_grub(host, present, absent, find) -> BootPlan:
-    base_values, _ = grub_base_values(host)
+    base_values = grub_base_values(host)[0]
     base = parse_cmdline(" ".join(base_values[v] for v in GRUB_VARS))
     old_present, old_absent = read_drop_in_state(host)
     new_present, new_absent = merge_state(old_present, old_absent, present, absent, base)

@@ -123,7 +123,7 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
 def expand(hardware, requested: list[str]) -> list[str]:
     """Requested devices plus their group's endpoints plus every device sharing an ID with them."""
     selected = list(requested)
-    for _ in range(16):
+    for _round in range(16):
         ids = {(hardware.devices[a].vendor_id, hardware.devices[a].product_id) for a in selected}
         grown = list(selected)
         for address, device in sorted(hardware.devices.items()):

@@ -23,7 +23,7 @@ description:
     configuration changed, and only where it is safe; see O(root). A command that could not run is recorded
     in C(/var/lib/accel-openstack/pending-commands.json) inside the root and reported on every run until it ran.
 author:
-  - accel.openstack contributors
+  - accel.openstack contributors (@accel-openstack)
 options:
   present:
     description:
@@ -61,8 +61,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports what would change and which commands would run; writes nothing, runs nothing.
   diff_mode:
     support: full
+    description: Shows the files as they are and as they would be.
 notes:
   - Nothing is written when any argument is invalid or appears in both O(present) and O(absent).
 seealso:

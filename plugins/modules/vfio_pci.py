@@ -16,14 +16,14 @@ description:
     C(/etc/modules-load.d/accel-openstack-vfio.conf), and the initramfs configuration (a marked block in
     C(/etc/initramfs-tools/modules), or C(/etc/dracut.conf.d/accel-openstack-vfio.conf)). The initramfs is
     rebuilt (C(update-initramfs -u -k all) or C(dracut --regenerate-all --force)) only when these changed."
-  - The module refuses, naming the device and the reason, when a group holds something the host needs: the
+  - "The module refuses, naming the device and the reason, when a group holds something the host needs: the
     boot VGA, a storage controller with mounted filesystems, a NIC with an address or a route, or a device
     bound to a driver that is not on the allow list. Nothing is written then. A device already on vfio-pci
-    is left alone.
+    is left alone."
   - With no device selected the module removes its own files (the host goes back to its usual drivers at
     the next boot).
 author:
-  - accel.openstack contributors
+  - accel.openstack contributors (@accel-openstack)
 requirements:
   - netaddr (Python library, on the managed host; python3-netaddr on Debian and Ubuntu)
 options:
@@ -81,8 +81,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports what would change and which commands would run; writes nothing, runs nothing.
   diff_mode:
     support: full
+    description: Shows the files as they are and as they would be.
 seealso:
   - module: accel.openstack.kernel_cmdline
 """
