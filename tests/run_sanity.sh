@@ -3,8 +3,10 @@
 # (and untracked, not ignored) files there and run it with the project's venv.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-dest="$repo/.build/sanity/ansible_collections/accel/openstack"
-rm -rf "$repo/.build/sanity"
+mkdir -p "$repo/.build"
+work=$(mktemp -d "$repo/.build/sanity.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+dest="$work/ansible_collections/accel/openstack"
 mkdir -p "$dest"
 cd "$repo"
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
