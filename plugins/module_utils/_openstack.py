@@ -15,6 +15,7 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.accel.openstack.plugins.module_utils._cyborg import CyborgError
 from ansible_collections.accel.openstack.plugins.module_utils._placement_client import (
     PlacementClient,
     PlacementError,
@@ -22,6 +23,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._placement_client 
 from ansible_collections.accel.openstack.plugins.module_utils._placement_names import PlacementNameError
 
 try:
+    import keystoneauth1.exceptions
     import openstack
 
     HAS_OPENSTACKSDK = True
@@ -105,6 +107,7 @@ class OpenStackModule:
         )
         self.params = self.ansible.params
         self._client: PlacementClient | None = None
+        self._connection = None
 
     @property
     def check_mode(self) -> bool:
@@ -116,6 +119,13 @@ class OpenStackModule:
             self._client = placement_client(self.params)
         return self._client
 
+    @property
+    def connection(self):
+        """The openstacksdk connection, for services other than Placement."""
+        if self._connection is None:
+            self._connection = connect(self.params)
+        return self._connection
+
     def run(self) -> dict:
         raise NotImplementedError
 
@@ -124,12 +134,12 @@ class OpenStackModule:
             self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=OPENSTACKSDK_IMPORT_ERROR)
         try:
             result = self.run()
-        except (PlacementError, PlacementNameError, ValueError) as exc:
+        except (PlacementError, PlacementNameError, CyborgError, ValueError) as exc:
             extra = {"api_calls": dict(self._client.calls)} if self._client else {}
             self.ansible.fail_json(msg=str(exc), **extra)
-        except openstack.exceptions.SDKException as exc:
+        except (openstack.exceptions.SDKException, keystoneauth1.exceptions.ClientException) as exc:
             self.ansible.fail_json(
-                msg=f"could not connect to OpenStack: {exc}; check the cloud/auth options "
+                msg=f"could not reach the OpenStack service: {exc}; check the cloud/auth options "
                 "(a standalone Placement needs auth_type: admin_token and auth: {endpoint: URL, token: ...})"
             )
         if self._client is not None:
