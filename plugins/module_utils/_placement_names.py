@@ -78,16 +78,22 @@ def split_names(names: list[str], kind: str) -> tuple[list[str], list[str]]:
 
 
 def suggest(name: str, known: list[str] | set[str], limit: int = 3) -> list[str]:
-    """Known names close to ``name`` (for 'did you mean' hints), best first."""
-    known = sorted(set(known))
-    close = difflib.get_close_matches(name, known, n=limit, cutoff=0.6)
-    if close:
-        return close
-    # Compare the distinctive part too: CUSTOM_GPU_T4 vs CUSTOM_NVIDIA_T4 share the T4 model.
+    """Known names close to ``name`` (for 'did you mean' hints), best first.
+
+    Names ending in the same model token (CUSTOM_GPU_T4 and CUSTOM_NVIDIA_T4) come first, then names
+    that are nearly the same string (within 0.1 of the best similarity, at least 0.75).
+    """
+    known = sorted(set(known) - {name})
     tail = name.rsplit("_", 1)[-1]
-    if len(tail) >= 2:
-        return [k for k in known if k.rsplit("_", 1)[-1] == tail][:limit]
-    return []
+    same_model = [k for k in known if len(tail) >= 2 and k.rsplit("_", 1)[-1] == tail]
+    scored = sorted(((difflib.SequenceMatcher(None, name, k).ratio(), k) for k in known), reverse=True)
+    best = scored[0][0] if scored else 0.0
+    similar = [k for score, k in scored if score >= 0.75 and score >= best - 0.1]
+    out: list[str] = []
+    for candidate in same_model + similar:
+        if candidate not in out:
+            out.append(candidate)
+    return out[:limit]
 
 
 def did_you_mean(name: str, known: list[str] | set[str]) -> str:
