@@ -1,0 +1,77 @@
+"""The collection builds into a tarball that installs, and ansible-doc renders every plugin from it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+PLUGIN_TYPES = {"modules": "module", "lookup": "lookup", "filter": "filter"}
+
+
+def run(cmd, env=None, cwd=REPO):
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("build")
+    run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(out), REPO])
+    (tarball,) = [p for p in out.iterdir() if p.name.endswith(".tar.gz")]
+    with open(os.path.join(REPO, "galaxy.yml")) as handle:
+        version = yaml.safe_load(handle)["version"]
+    assert tarball.name == f"accel-openstack-{version}.tar.gz"
+    target = tmp_path_factory.mktemp("collections")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(target), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="false")
+    install = [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--force", "-p", str(target)]
+    run([*install, str(tarball)], env=env)
+    return target, env
+
+
+def plugin_names():
+    names = []
+    for directory, kind in PLUGIN_TYPES.items():
+        path = os.path.join(REPO, "plugins", directory)
+        for entry in sorted(os.listdir(path)):
+            if entry.endswith(".py") and not entry.startswith("_"):
+                if kind == "filter":
+                    continue  # filters are listed by ansible-doc --list below
+                names.append((kind, entry[:-3]))
+    return names
+
+
+def test_the_tarball_installs_without_tests_or_venvs(installed):
+    target, _ = installed
+    root = target / "ansible_collections" / "accel" / "openstack"
+    assert (root / "plugins" / "modules" / "pci_facts.py").is_file()
+    assert not (root / ".venv").exists()
+    assert not (root / ".build").exists()
+
+
+@pytest.mark.parametrize("kind, name", plugin_names())
+def test_ansible_doc_renders_every_module_and_lookup(installed, kind, name):
+    _, env = installed
+    out = run([os.path.join(BIN, "ansible-doc"), "-t", kind, "--json", f"accel.openstack.{name}"], env=env)
+    doc = json.loads(out)[f"accel.openstack.{name}"]["doc"]
+    assert doc["short_description"]
+    assert doc.get("options") or kind == "module"
+    text = run([os.path.join(BIN, "ansible-doc"), "-t", kind, f"accel.openstack.{name}"], env=env)
+    assert "EXAMPLES" in text
+
+
+def test_ansible_doc_renders_every_filter(installed):
+    _, env = installed
+    listed = json.loads(
+        run([os.path.join(BIN, "ansible-doc"), "-t", "filter", "--list", "--json", "accel.openstack"], env=env)
+    )
+    assert "accel.openstack.discovery_report" in listed
+    assert "accel.openstack.validate_requests" in listed
+    for name in listed:
+        out = run([os.path.join(BIN, "ansible-doc"), "-t", "filter", "--json", name], env=env)
+        assert json.loads(out)[name]["doc"]["short_description"], name
