@@ -16,8 +16,9 @@ options:
     type: dict
   auth_type:
     description:
-      - The keystoneauth plugin, for example C(password) or C(admin_token) (a standalone Placement
-        with C(noauth2) is reached with C(admin_token) and I(auth={endpoint: URL, token: admin})).
+      - The keystoneauth plugin, for example C(password) or C(admin_token).
+      - A standalone Placement with C(noauth2) is reached with C(admin_token) and an I(auth) dict
+        holding C(endpoint) (the service URL) and C(token) (any string, such as C(admin)).
     type: str
   region_name:
     description: Region of the cloud.

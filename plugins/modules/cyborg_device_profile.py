@@ -16,7 +16,8 @@ description:
     C(CUSTOM_GPU_T4), the hosts report C(CUSTOM_NVIDIA_T4)), before Nova answers NoValidHost.
   - Cyborg cannot update a profile; a changed profile is deleted and created again (with a warning).
 version_added: 1.0.0
-author: accel.openstack contributors
+author:
+  - accel.openstack contributors (@accel-openstack)
 options:
   name:
     description: Name of the device profile (letters, digits, C(-) and C(_)).

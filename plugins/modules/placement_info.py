@@ -12,7 +12,8 @@ description:
   - Reads the provider list once, then per provider its inventories, aggregates and (when it has
     inventories) usages; traits come from one filtered list per trait in use when that is fewer calls.
 version_added: 1.0.0
-author: accel.openstack contributors
+author:
+  - accel.openstack contributors (@accel-openstack)
 options:
   name:
     description:
@@ -39,6 +40,7 @@ attributes:
     description: Read-only; runs the same in check mode.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no diff.
 requirements:
   - jmespath (for I(query))
 """

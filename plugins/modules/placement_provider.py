@@ -19,7 +19,8 @@ description:
   - With many providers (10 or more) the provider list is read once and traits and aggregates are
     checked with one filtered list per distinct declared set, so an unchanged provider costs one read.
 version_added: 1.0.0
-author: accel.openstack contributors
+author:
+  - accel.openstack contributors (@accel-openstack)
 options:
   name:
     description: Name of the provider. With I(uuid) too, the provider with that uuid is renamed.

@@ -11,7 +11,8 @@ description:
     service, but never created or deleted.
   - Names are validated before any call; an invalid name fails the task and changes nothing.
 version_added: 1.0.0
-author: accel.openstack contributors
+author:
+  - accel.openstack contributors (@accel-openstack)
 options:
   names:
     description:
