@@ -50,7 +50,7 @@ def validate_profile(name: Any, groups: Any) -> tuple[list[dict], list[str]]:
             if not GROUP_KEY_RE.match(key):
                 errors.append(f"{where}: key {key!r} must start with resources:, trait: or accel:")
                 continue
-            prefix, _, rest = key.partition(":")
+            prefix, _sep, rest = key.partition(":")
             rest = rest.strip(" ")
             if prefix == "trait":
                 if not rest.startswith("CUSTOM_"):

@@ -95,16 +95,16 @@ class PlacementClient:
 
     # -- resource classes ---------------------------------------------------------------------
     def resource_classes(self) -> list[str]:
-        _, body = self.request("GET", "/resource_classes")
+        body = self.request("GET", "/resource_classes")[1]
         return sorted(rc["name"] for rc in body["resource_classes"])
 
     def ensure_resource_class(self, name: str) -> bool:
         """Create a custom resource class if missing (1.7 semantics). Return True when created."""
-        status, _ = self.request("PUT", f"/resource_classes/{name}", ok=(201, 204))
+        status = self.request("PUT", f"/resource_classes/{name}", ok=(201, 204))[0]
         return status == 201
 
     def delete_resource_class(self, name: str) -> bool:
-        status, _ = self.request("DELETE", f"/resource_classes/{name}", ok=(204, 404))
+        status = self.request("DELETE", f"/resource_classes/{name}", ok=(204, 404))[0]
         return status == 204
 
     # -- traits -------------------------------------------------------------------------------
@@ -116,22 +116,22 @@ class PlacementClient:
             params["name"] = "in:" + ",".join(sorted(names))
         if associated is not None:
             params["associated"] = "true" if associated else "false"
-        _, body = self.request("GET", "/traits" + query(params))
+        body = self.request("GET", "/traits" + query(params))[1]
         return sorted(body["traits"])
 
     def ensure_trait(self, name: str) -> bool:
-        status, _ = self.request("PUT", f"/traits/{name}", ok=(201, 204))
+        status = self.request("PUT", f"/traits/{name}", ok=(201, 204))[0]
         return status == 201
 
     def delete_trait(self, name: str) -> bool:
-        status, _ = self.request("DELETE", f"/traits/{name}", ok=(204, 404))
+        status = self.request("DELETE", f"/traits/{name}", ok=(204, 404))[0]
         return status == 204
 
     # -- providers ----------------------------------------------------------------------------
     def providers(self, **filters: Any) -> list[dict]:
         """GET /resource_providers with Placement's filters (name, uuid, in_tree, required, member_of)."""
         params = {k: v for k, v in filters.items() if v is not None}
-        _, body = self.request("GET", "/resource_providers" + query(params))
+        body = self.request("GET", "/resource_providers" + query(params))[1]
         return body["resource_providers"]
 
     def provider(self, uuid: str) -> dict | None:
@@ -144,47 +144,47 @@ class PlacementClient:
             body["uuid"] = uuid
         if parent_uuid:
             body["parent_provider_uuid"] = parent_uuid
-        _, created = self.request("POST", "/resource_providers", body, ok=(200,))
+        created = self.request("POST", "/resource_providers", body, ok=(200,))[1]
         return created
 
     def update_provider(self, uuid: str, name: str, parent_uuid: str | None) -> dict:
         body = {"name": name, "parent_provider_uuid": parent_uuid}
-        _, updated = self.request("PUT", f"/resource_providers/{uuid}", body)
+        updated = self.request("PUT", f"/resource_providers/{uuid}", body)[1]
         return updated
 
     def delete_provider(self, uuid: str) -> bool:
-        status, _ = self.request("DELETE", f"/resource_providers/{uuid}", ok=(204, 404))
+        status = self.request("DELETE", f"/resource_providers/{uuid}", ok=(204, 404))[0]
         return status == 204
 
     def inventories(self, uuid: str) -> tuple[int, dict]:
-        _, body = self.request("GET", f"/resource_providers/{uuid}/inventories")
+        body = self.request("GET", f"/resource_providers/{uuid}/inventories")[1]
         return body["resource_provider_generation"], body["inventories"]
 
     def put_inventories(self, uuid: str, generation: int, inventories: dict) -> int:
         body = {"resource_provider_generation": generation, "inventories": inventories}
-        _, answer = self.request("PUT", f"/resource_providers/{uuid}/inventories", body)
+        answer = self.request("PUT", f"/resource_providers/{uuid}/inventories", body)[1]
         return answer["resource_provider_generation"]
 
     def provider_traits(self, uuid: str) -> tuple[int, list[str]]:
-        _, body = self.request("GET", f"/resource_providers/{uuid}/traits")
+        body = self.request("GET", f"/resource_providers/{uuid}/traits")[1]
         return body["resource_provider_generation"], sorted(body["traits"])
 
     def put_provider_traits(self, uuid: str, generation: int, traits: list[str]) -> int:
         body = {"resource_provider_generation": generation, "traits": sorted(traits)}
-        _, answer = self.request("PUT", f"/resource_providers/{uuid}/traits", body)
+        answer = self.request("PUT", f"/resource_providers/{uuid}/traits", body)[1]
         return answer["resource_provider_generation"]
 
     def aggregates(self, uuid: str) -> tuple[int, list[str]]:
-        _, body = self.request("GET", f"/resource_providers/{uuid}/aggregates")
+        body = self.request("GET", f"/resource_providers/{uuid}/aggregates")[1]
         return body["resource_provider_generation"], sorted(body["aggregates"])
 
     def put_aggregates(self, uuid: str, generation: int, aggregates: list[str]) -> int:
         body = {"resource_provider_generation": generation, "aggregates": sorted(aggregates)}
-        _, answer = self.request("PUT", f"/resource_providers/{uuid}/aggregates", body)
+        answer = self.request("PUT", f"/resource_providers/{uuid}/aggregates", body)[1]
         return answer["resource_provider_generation"]
 
     def usages(self, uuid: str) -> dict[str, int]:
-        _, body = self.request("GET", f"/resource_providers/{uuid}/usages")
+        body = self.request("GET", f"/resource_providers/{uuid}/usages")[1]
         return body["usages"]
 
 
@@ -241,7 +241,7 @@ def fleet_snapshot(
     providers = []
     for record in sorted(records, key=lambda r: (r["root_provider_uuid"] != r["uuid"], r["name"])):
         uuid = record["uuid"]
-        _, inventories = client.inventories(uuid)
+        inventories = client.inventories(uuid)[1]
         used = client.usages(uuid) if usages and inventories else {}
         providers.append(
             {

@@ -587,7 +587,7 @@ class Converger:
             visit(outcome)
         if state == "absent":
             # Children must go first: order by depth in the live tree, deepest last in this list.
-            ordered.sort(key=lambda o: self._depth(o))
+            ordered.sort(key=self._depth)
         return ordered
 
     def _depth(self, outcome: Outcome) -> int:
