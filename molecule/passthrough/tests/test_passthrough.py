@@ -41,8 +41,10 @@ def test_intel_host_gets_intel_iommu_and_ids_once_and_other_arguments_stay(host)
     args = _grub_args(host)
     assert args.count("intel_iommu=on") == 1 and args.count("iommu=pt") == 1
     assert "vfio-pci.ids=10de:10f7,10de:1ad6,10de:1ad7,10de:1e30" in args
-    assert "quiet" in args  # Debian's own GRUB_CMDLINE_LINUX_DEFAULT is untouched
-    assert 'GRUB_CMDLINE_LINUX_DEFAULT="quiet"' in host.file("/etc/default/grub").content_string
+    assert "quiet" in args  # the host's own arguments stay
+    # /etc/default/grub is never edited: it still says what the host booted with (intel_iommu=on already),
+    # and the drop-in makes sure that argument ends up on the kernel line once, not twice.
+    assert 'GRUB_CMDLINE_LINUX_DEFAULT="quiet intel_iommu=on"' in host.file("/etc/default/grub").content_string
 
 
 def test_initramfs_was_rebuilt_inside_the_root_and_update_grub_is_left_for_the_host(host):
