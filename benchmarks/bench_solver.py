@@ -12,6 +12,7 @@ that indexes a fleet of --rss-nodes nodes and answers every query. Prints a Mark
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import resource
@@ -23,7 +24,7 @@ from collections import Counter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-import conftest  # noqa: E402,F401 - makes ansible_collections.accel.openstack importable
+importlib.import_module("conftest")  # makes ansible_collections.accel.openstack importable
 from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet  # noqa: E402
 from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request  # noqa: E402
 from ansible_collections.accel.openstack.plugins.module_utils._solver import allocation_candidates  # noqa: E402
@@ -50,7 +51,7 @@ def canonical(answer: dict) -> tuple:
 
 def timed(func, repeat: int) -> tuple[float, object]:
     times, result = [], None
-    for _ in range(repeat):
+    for _run in range(repeat):
         start = time.perf_counter()
         result = func()
         times.append(time.perf_counter() - start)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: allocation_candidates
-author: accel.openstack contributors
+author: accel.openstack contributors (!UNKNOWN)
 short_description: Answer GET /allocation_candidates offline, exactly as Placement 1.39 does
 description:
   - Computes the allocation candidates for a Placement query from a fleet snapshot, without contacting
@@ -64,11 +64,15 @@ _raw:
   elements: dict
   contains:
     allocation_requests:
-      description: Candidates; C(allocations) maps provider uuid to C(resources), C(mappings) maps group suffix to provider uuids.
+      description:
+        - Candidates; C(allocations) maps provider uuid to C(resources), C(mappings) maps group suffix
+          to provider uuids.
       type: list
       elements: dict
     provider_summaries:
-      description: Every provider of each tree used by a candidate, by uuid, with C(resources) (C(capacity), C(used)), C(traits), C(parent_provider_uuid), C(root_provider_uuid).
+      description:
+        - Every provider of each tree used by a candidate, by uuid, with C(resources) (C(capacity),
+          C(used)), C(traits), C(parent_provider_uuid) and C(root_provider_uuid).
       type: dict
 """
 

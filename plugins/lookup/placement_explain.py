@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: placement_explain
-author: accel.openstack contributors
+author: accel.openstack contributors (!UNKNOWN)
 short_description: Say why a Placement query has no allocation candidates on a host
 description:
   - Runs the same solver as P(accel.openstack.allocation_candidates#lookup) on a fleet snapshot and,
@@ -48,7 +48,9 @@ _raw:
       description: How many allocation candidates the query has.
       type: int
     unknown:
-      description: Traits and resource classes of the query that no provider has, each with C(kind), C(name) and C(did_you_mean).
+      description:
+        - Traits and resource classes of the query that no provider has, each with C(kind), C(name)
+          and C(did_you_mean).
       type: list
       elements: dict
     roots:

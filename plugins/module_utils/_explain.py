@@ -119,7 +119,7 @@ def explain(fleet: Fleet, request: Request, roots=None) -> dict:
     except RequestError as exc:
         # Placement answers 400 here (an unknown name): say so, with the close names that exist.
         return {"candidates": 0, "error": str(exc), "unknown": _unknown_names(fleet, request), "roots": []}
-    anchored = {fleet.providers[uuid].root for amounts, _ in candidates for uuid, _rc in amounts}
+    anchored = {fleet.providers[uuid].root for amounts, _mappings in candidates for uuid, _rc in amounts}
     by_name = {p.name: p.uuid for p in fleet.roots}
     if roots is None:
         wanted = [] if candidates else [p.uuid for p in fleet.roots]

@@ -120,7 +120,7 @@ def _all(items: list[tuple[str, str]], name: str) -> list[str]:
 
 
 def _check_names_and_values(items: list[tuple[str, str]]) -> None:
-    names = list(dict.fromkeys(key for key, _ in items))
+    names = list(dict.fromkeys(key for key, _value in items))
     extra = [name for name in names if name not in _REQUEST_WIDE and not _KEY.match(name)]
     if extra:
         quoted = ", ".join(repr(name) for name in sorted(extra))
@@ -324,5 +324,5 @@ def _check_groups(request: Request) -> None:
     if not request.group_policy and sum(1 for group in groups.values() if group.use_same_provider) > 1:
         raise RequestError(
             'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.',
-            "Add group_policy=none (groups may share a provider) or group_policy=isolate.",
+            hint="Add group_policy=none (groups may share a provider) or group_policy=isolate.",
         )

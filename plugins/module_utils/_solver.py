@@ -293,10 +293,10 @@ def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity):
             for uuid, rc, amount in cand.takes:
                 amounts[(uuid, rc)] = amounts.get((uuid, rc), 0) + amount
             if isolate and suffix:
-                used_granular.add(next(iter(cand.providers)))
+                used_granular.update(cand.providers)
             yield from step(index + 1)
             if isolate and suffix:
-                used_granular.discard(next(iter(cand.providers)))
+                used_granular.difference_update(cand.providers)
             for uuid, rc, amount in cand.takes:
                 left = amounts[(uuid, rc)] - amount
                 if left:
@@ -328,7 +328,7 @@ def solve(fleet: Fleet, request: Request) -> list[tuple[dict, dict]]:
     seen = {}
     if len(found) == 1:
         # One group: its candidates already passed every check; only anchors may repeat them.
-        ((suffix, cands),) = found.items()
+        suffix, cands = next(iter(found.items()))
         for cand in cands:
             key = (cand.takes, cand.providers)
             if key not in seen:

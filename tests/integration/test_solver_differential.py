@@ -69,7 +69,7 @@ def _placement_dropped_shared_anchor(fleet, request, theirs, mine, server) -> bo
         if not set(candidate["mappings"].get("", [])) <= fleet.sharing:
             return False
         consumer = str(uuid.uuid4())
-        status, _ = server.request(
+        status, _body = server.request(
             "PUT",
             f"/allocations/{consumer}",
             {
@@ -154,7 +154,7 @@ def test_solver_answers_exactly_as_placement_on_random_fleets(placement_session,
     count = min(QUERIES_PER_FLEET, CASES - seed * QUERIES_PER_FLEET)
     disagreements = []
     answered = Counter()
-    for _ in range(count):
+    for _case in range(count):
         query = urlencode(random_query(rng, snapshot))
         status, body = server.request("GET", "/allocation_candidates?" + query)
         answered[(status, bool(status == 200 and body["allocation_requests"]))] += 1

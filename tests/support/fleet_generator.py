@@ -53,7 +53,7 @@ def _provider(rng, name, parent, root, inventories, traits, aggregates) -> dict:
 
 
 def random_fleet(rng: random.Random, roots: tuple[int, int] = (2, 6)) -> dict:
-    aggregates = [_uuid(rng) for _ in range(3)]
+    aggregates = [_uuid(rng) for _n in range(3)]
     providers: list[dict] = []
     for n in range(rng.randint(*roots)):
         root = _provider(
@@ -115,7 +115,7 @@ def _add_usages(rng: random.Random, fleet: dict) -> None:
         for rc, inv in provider["inventories"].items():
             capacity = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
             used = 0
-            for _ in range(rng.choice([0, 0, 1, 2, 3])):
+            for _chunk in range(rng.choice([0, 0, 1, 2, 3])):
                 amounts = [
                     a
                     for a in range(inv["min_unit"], min(inv["max_unit"], capacity - used) + 1)
@@ -210,7 +210,7 @@ def random_query(rng: random.Random, fleet: dict) -> list[tuple[str, str]]:
             items.append((f"member_of{suffix}", _member_of_clause(rng, aggregates)))
         if rng.random() < 0.1:
             items.append((f"in_tree{suffix}", rng.choice([p["uuid"] for p in providers])))
-    granular = [s for s in suffixes]
+    granular = list(suffixes)
     if len(granular) > 1 or rng.random() < 0.2:
         items.append(("group_policy", rng.choice(["none", "isolate"])))
     if resourceless or (len(suffixes) > 1 and rng.random() < 0.3):
@@ -229,7 +229,7 @@ def scale_fleet(nodes: int, seed: int = 1) -> dict:
     """A realistic fleet: compute nodes with CPU and memory, about half with one or two GPU children,
     some with a NIC child, plus shared storage; about 2.5 providers per node."""
     rng = random.Random(seed)
-    aggregates = [_uuid(rng) for _ in range(20)]
+    aggregates = [_uuid(rng) for _n in range(20)]
     providers = []
     for n in range(nodes):
         aggregate = aggregates[n % len(aggregates)]

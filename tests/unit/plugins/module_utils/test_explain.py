@@ -35,10 +35,10 @@ def test_capacity_shortfall_is_said_with_numbers():
 
 
 def test_a_trait_no_provider_has_gets_did_you_mean():
-    answer, _ = reasons("resources=VCPU:1,VGPU:1&required=CUSTOM_GPU_T4")
+    answer, _why = reasons("resources=VCPU:1,VGPU:1&required=CUSTOM_GPU_T4")
     assert answer["error"] == "No such trait(s): CUSTOM_GPU_T4. Did you mean CUSTOM_NVIDIA_T4?"
     assert {"kind": "trait", "name": "CUSTOM_GPU_T4", "did_you_mean": ["CUSTOM_NVIDIA_T4"]} in answer["unknown"]
-    known, _ = reasons("resources=VCPU:1&required=HW_CPU_X86_AVX2")  # a standard trait nobody has: no 400
+    known, _why = reasons("resources=VCPU:1&required=HW_CPU_X86_AVX2")  # a standard trait nobody has: no 400
     assert known["candidates"] == 0 and "error" not in known
     assert known["unknown"][0]["name"] == "HW_CPU_X86_AVX2"
 
@@ -51,5 +51,5 @@ def test_named_roots_that_fit_say_so():
 
 
 def test_isolate_is_named_when_groups_fit_alone_but_not_apart():
-    _, why = reasons("resources1=VCPU:1&resources2=VCPU:1&group_policy=isolate", ["compute1"])
+    _answer, why = reasons("resources1=VCPU:1&resources2=VCPU:1&group_policy=isolate", ["compute1"])
     assert "group_policy=isolate" in why["compute1"]
