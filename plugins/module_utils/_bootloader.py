@@ -112,8 +112,10 @@ def _plan_grub(host, present, absent, find) -> BootPlan:
     new_present, new_absent = merge_state(old_present, old_absent, present, absent, base)
     old_text = host.read_text(DROP_IN)
     new_text = render_drop_in(new_present, new_absent) if (new_present or new_absent) else None
+    if old_text is None and _already_configured(base, new_present, new_absent):
+        new_text = None  # the host's own files already say exactly this: nothing to add
     before = grub_effective(base_values, old_present, old_absent) if old_text is not None else base
-    after = grub_effective(base_values, new_present, new_absent)
+    after = grub_effective(base_values, new_present, new_absent) if new_text is not None else base
     files = {}
     if (old_text or None) != new_text:
         files[DROP_IN] = (old_text, new_text)
@@ -125,6 +127,11 @@ def _plan_grub(host, present, absent, find) -> BootPlan:
         argv = ["grub-mkconfig", "-o", "/boot/grub/grub.cfg"]
     command = Command(argv, MACHINE_SCOPE, "regenerate grub.cfg with the new kernel arguments", key="bootloader")
     return BootPlan("grub", before, after, new_present, new_absent, files, [command])
+
+
+def _already_configured(base: list[KernelArg], present, absent) -> bool:
+    once = all(sum(1 for b in base if b.same_key(p)) == 1 and any(b.same(p) for b in base) for p in present)
+    return once and not any(b.matches(a) for b in base for a in absent)
 
 
 def grub_effective(values: dict[str, str], present, absent) -> list[KernelArg]:

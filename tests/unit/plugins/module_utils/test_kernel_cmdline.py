@@ -124,6 +124,16 @@ def test_reboot_not_required_when_running_kernel_has_the_arguments(tmp_path):
     assert result["reboot_required"] is False and result["reboot_reasons"] == []
 
 
+def test_host_whose_own_files_already_have_the_arguments_gets_no_drop_in(tmp_path):
+    root = _grub_root(tmp_path, 'GRUB_CMDLINE_LINUX_DEFAULT="quiet intel_iommu=on iommu=pt"\n')
+    result = _configure(root, present=["intel_iommu=on", "iommu=pt"])
+    assert not result["changed"] and not (root / "etc/default/grub.d/99-accel-openstack.cfg").exists()
+    assert result["configured"] == _sh_eval(root) == ["quiet", "intel_iommu=on", "iommu=pt"]
+    duplicated = _grub_root(tmp_path / "dup", 'GRUB_CMDLINE_LINUX_DEFAULT="iommu=pt quiet iommu=pt"\n')
+    fixed = _configure(duplicated, present=["iommu=pt"])
+    assert fixed["changed"] and _sh_eval(duplicated).count("iommu=pt") == 1
+
+
 def test_bad_input_writes_nothing(tmp_path):
     root = _grub_root(tmp_path)
     before = sorted(os.listdir(root / "etc/default/grub.d"))
