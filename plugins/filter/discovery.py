@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 DOCUMENTATION = r"""
 name: discovery_report
@@ -10,7 +10,7 @@ description:
     functions folded into their physical function) saying model, driver, NUMA node, SR-IOV, vGPU and MIG
     state and whether the device's IOMMU group allows passthrough.
 author:
-  - accel.openstack contributors
+  - accel.openstack contributors (@accel-openstack)
 options:
   _input:
     description: A dict holding the C(accel_*) facts, such as C(hostvars[inventory_hostname]).

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 DOCUMENTATION = r"""
 name: validate_requests
@@ -14,7 +14,7 @@ description:
   - The instance count places copies one after another, each on the first candidate of its host; it is the
     capacity a scheduler filling that host would see, not an optimum over placements.
 author:
-  - accel.openstack contributors
+  - accel.openstack contributors (@accel-openstack)
 options:
   _input:
     description: List of requests, each a dict with C(name), C(query) (a query string or a dict) and optional

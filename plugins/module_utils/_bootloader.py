@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where a host's kernel arguments are configured, detected from its files, and how to change them.
 
 Backends (detected in this order, never guessed from the distribution name):

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cyborg device profiles: validated as Cyborg validates them, checked against a fleet snapshot.
 
 A device profile is a name and a list of groups; each group maps ``resources:<RC>`` to an amount,

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The device policy: what each device model on the fleet becomes in Nova.
 
 ``accel_device_policy`` is a list of entries. :func:`parse_policy` validates every field of every

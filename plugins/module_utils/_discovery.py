@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Discovery: a host's accelerators as the ``accel_*`` facts that ``pci_facts`` sets (DESIGN section 3)."""
 
 from __future__ import annotations

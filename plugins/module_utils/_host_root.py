@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one way to read and write a host's files under a filesystem root.
 
 Every module that touches host files takes ``root`` (default ``/``) so the same code configures a live

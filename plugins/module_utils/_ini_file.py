@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Edit the keys we own in an INI file and leave every other line as it was.
 
 Ownership is recorded in the file itself, in one header comment::

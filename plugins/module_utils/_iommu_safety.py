@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """IOMMU group safety: which devices must be bound together, and which groups must not be touched.
 
 VFIO hands a guest a whole IOMMU group, so a device is bound only together with every endpoint of its

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kernel command line arguments: parsing, validation and the present/absent arithmetic.
 
 Pure functions only. An argument is ``key`` or ``key=value``; the kernel treats ``-`` and ``_`` in a

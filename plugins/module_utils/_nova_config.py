@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render Nova's accelerator configuration for a fleet from discovery facts and the device policy.
 
 :func:`render_fleet` is pure: hosts (facts) + policy + options -> the files Nova reads, as data

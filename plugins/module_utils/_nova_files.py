@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where the rendered Nova config goes for each layout, and the plan that writes it.
 
 ``kolla`` (run once, on the deploy host) writes, under ``config_dir`` (``/etc/kolla/config``)::

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The names Nova and Placement give to PCI devices, resource classes, traits and providers.
 
 Pure functions: the renderer, the provider prediction and the device policy validation all use

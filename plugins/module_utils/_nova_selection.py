@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which devices of one host each device policy entry selects, and the checks that need the host.
 
 Input: the host's discovery facts (``accel_pci_devices`` and friends, as ``pci_facts`` sets them) and

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NVIDIA MIG state from ``nvidia-smi``, matched to PCI devices by bus id (never by GPU index).
 
 Two sources give the same result:

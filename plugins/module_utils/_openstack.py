@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The OpenStack side of every module: options, connection, and error translation.
 
 ``openstack_argument_spec()`` is the one builder of the usual OpenStack options (documented by the

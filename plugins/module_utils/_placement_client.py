@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A small, counted client for the Placement API on top of an openstacksdk connection.
 
 Every request carries a microversion (1.39 unless told otherwise) and goes through ``request()``,

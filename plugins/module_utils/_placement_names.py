@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Names Placement accepts: custom traits and resource classes, and the standard ones it ships.
 
 Standard names (from os-traits and os-resource-classes) exist in every Placement database after

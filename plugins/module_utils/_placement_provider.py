@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Converge Placement resource providers to a declaration, in few calls and without fighting Nova.
 
 ``ProviderSpec`` is one declared provider (identity, parent, inventories, traits, aggregates, each set

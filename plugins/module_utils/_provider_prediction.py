@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The resource providers nova-compute will report for a host, predicted from facts and the policy.
 
 The prediction follows Nova 34 (libvirt driver, PCI-in-Placement translator):

@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One reader for a host's PCI, IOMMU, NUMA, SR-IOV and mediated-device state, following the Linux layout.
 
 It reads only through :class:`HostRoot`, so it works the same on ``/``, a chroot, a mounted image or a

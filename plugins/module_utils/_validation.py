@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Stage 5: check declared requests (flavors, device profiles) against a fleet snapshot.
 
 For each request: is it valid (Placement would not answer 400), on which root providers (hosts) it fits,

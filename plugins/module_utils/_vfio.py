@@ -1,5 +1,5 @@
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Persistent (and optionally immediate) binding of PCI devices to vfio-pci, by IOMMU group.
 
 :func:`plan` reads the host and returns a :class:`VfioPlan`: the devices that end up on vfio-pci (the

@@ -1,6 +1,6 @@
 #!/usr/bin/python
 # Copyright: accel.openstack contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 DOCUMENTATION = r"""
 module: pci_facts
@@ -21,7 +21,7 @@ description:
   - What cannot be read (a broken link, a truncated or unreadable attribute, a device that vanishes during the
     read) is reported as a warning naming the path; the rest of the host is still reported.
 author:
-  - accel.openstack contributors
+  - accel.openstack contributors (@accel-openstack)
 options:
   root:
     description:
