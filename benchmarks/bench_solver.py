@@ -1,17 +1,23 @@
 """The solver against the real Placement on the same fleets and queries: time, identical answers, memory.
 
-Usage: python benchmarks/bench_solver.py [--nodes 1000 5000] [--rss-nodes 10000] [--repeat 5]
+Usage: python benchmarks/bench_solver.py [--nodes 1000 5000] [--rss-nodes 10000] [--repeat 5] [--db-dir DIR]
 
 For each size, a realistic fleet (compute nodes with CPU and memory, GPU and NIC children, shared
 storage; about 2.5 providers per node) is loaded into a fresh Placement over HTTP, then each query is
 asked of Placement (HTTP, median of --repeat) and of the solver (in process, median of --repeat, the
 fleet indexed once beforehand). Answers must be identical. Peak RSS is measured in a separate process
 that indexes a fleet of --rss-nodes nodes and answers every query. Prints a Markdown table.
+
+Loading thousands of nodes into Placement over HTTP takes minutes (about 12 providers per second), so
+each loaded database is kept under --db-dir (default .build/bench-solver), named by a digest of the
+snapshot, and reused by later runs: only the first run at a size pays for the load. ``--load-only``
+fills that cache and stops.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import json
 import os
@@ -67,38 +73,68 @@ def rss_child(nodes: int) -> None:
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 
 
+def cached_placement(db_dir: str, snapshot: dict):
+    """A started Placement holding this snapshot: a cached database if one exists, else loaded now."""
+    from tests.support.placement_loader import load_fleet
+    from tests.support.placement_server import PlacementServer
+
+    digest = hashlib.sha256(json.dumps(snapshot, sort_keys=True).encode()).hexdigest()[:16]
+    workdir = os.path.join(db_dir, f"fleet-{len(snapshot['resource_providers'])}-{digest}")
+    marker = os.path.join(workdir, "loaded")
+    if not os.path.exists(marker):
+        # A half-loaded database from an interrupted run is thrown away.
+        if os.path.isdir(workdir):
+            for name in os.listdir(workdir):
+                os.unlink(os.path.join(workdir, name))
+        os.makedirs(workdir, exist_ok=True)
+    server = PlacementServer(workdir=workdir).start()
+    load_s = None
+    if not os.path.exists(marker):
+        start = time.perf_counter()
+        try:
+            load_fleet(server, snapshot)
+        except BaseException:
+            server.close()
+            raise
+        load_s = time.perf_counter() - start
+        with open(marker, "w") as handle:
+            handle.write(f"{load_s:.0f} s\n")
+    return server, load_s
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="*", default=[1000, 5000])
     parser.add_argument("--rss-nodes", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--db-dir", default=os.path.join(REPO, ".build", "bench-solver"))
+    parser.add_argument("--load-only", action="store_true", help="load (or find) the databases and stop")
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
         rss_child(args.rss_child)
         return
-    from tests.support.placement_loader import load_fleet
-    from tests.support.placement_server import PlacementServer
 
     rows = []
-    with PlacementServer() as server:
-        for nodes in args.nodes:
-            server.reset()
-            snapshot = scale_fleet(nodes)
-            start = time.perf_counter()
-            load_fleet(server, snapshot)
-            load_s = time.perf_counter() - start
+    for nodes in args.nodes:
+        snapshot = scale_fleet(nodes)
+        server, load_s = cached_placement(args.db_dir, snapshot)
+        try:
+            loaded = "reused a loaded database" if load_s is None else f"loaded into Placement in {load_s:.0f} s"
+            if args.load_only:
+                print(f"{nodes} nodes: {len(snapshot['resource_providers'])} providers, {loaded}", file=sys.stderr)
+                continue
             start = time.perf_counter()
             fleet = Fleet.from_snapshot(snapshot)
             index_s = time.perf_counter() - start
             print(
-                f"{nodes} nodes: {len(snapshot['resource_providers'])} providers, loaded into Placement in "
-                f"{load_s:.0f} s, indexed in {index_s * 1000:.0f} ms",
+                f"{nodes} nodes: {len(snapshot['resource_providers'])} providers, {loaded}, "
+                f"indexed in {index_s * 1000:.0f} ms",
                 file=sys.stderr,
             )
             for label, query in QUERIES.items():
                 placement_s, (status, body) = timed(
-                    lambda q=query: server.request("GET", "/allocation_candidates?" + q), args.repeat
+                    lambda q=query, s=server: s.request("GET", "/allocation_candidates?" + q), args.repeat
                 )
                 solver_s, answer = timed(
                     lambda q=query, f=fleet: allocation_candidates(f, Request.parse(q)), args.repeat
@@ -116,6 +152,10 @@ def main() -> None:
                     )
                 )
                 print(rows[-1], file=sys.stderr)
+        finally:
+            server.close()
+    if args.load_only:
+        return
     rss = subprocess.run(
         [sys.executable, __file__, "--rss-child", str(args.rss_nodes)], capture_output=True, text=True, check=True
     ).stdout.strip()

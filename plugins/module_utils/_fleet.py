@@ -7,8 +7,9 @@ name what Placement knows without any provider using it: ``traits`` and ``resour
 custom names); standard names are always known.
 
 ``Fleet.from_snapshot()`` checks the snapshot once and builds the indexes every query uses: providers
-by uuid, trees, providers by resource class, trait and aggregate, sharing providers and the roots they
-share with, and one ready provider summary per provider.
+by uuid, trees, providers (with their inventory) by resource class, trait and aggregate, sharing
+providers and the roots they share with, and one ready provider summary per provider and per tree.
+Summaries are built once and shared by every answer: callers must not modify them.
 """
 
 from __future__ import annotations
@@ -141,6 +142,31 @@ class Fleet:
         self.resource_classes = STANDARD_RESOURCE_CLASSES | set(self.by_class) | set(extra_resource_classes)
         self._anchors: dict[str, frozenset[str]] = {}
         self._summaries: dict[str, dict] = {}
+        self._tree_summaries: dict[str, dict[str, dict]] = {}
+        # For the solver's hot loops: (provider, inventory) per class in fleet order, the fleet position
+        # of every provider, and the anchors of every sharing provider, computed once per snapshot.
+        self.inventories_of: dict[str, list[tuple[Provider, Inventory]]] = {
+            rc: [(p, p.inventories[rc]) for p in found] for rc, found in self.by_class.items()
+        }
+        self.position: dict[str, int] = {p.uuid: index for index, p in enumerate(providers)}
+        # Per tree: (provider, inventory) of each class its providers have; per root: the sharing
+        # providers of other trees that share an aggregate with it (fleet order).
+        self.tree_classes: dict[str, dict[str, list[tuple[Provider, Inventory]]]] = {}
+        for provider in providers:
+            classes = self.tree_classes.setdefault(provider.root, {})
+            for rc, inv in provider.inventories.items():
+                classes.setdefault(rc, []).append((provider, inv))
+        self.sharing_inventories_of: dict[str, list[tuple[Provider, Inventory]]] = {
+            rc: kept
+            for rc, found in self.inventories_of.items()
+            if (kept := [e for e in found if e[0].uuid in self.sharing])
+        }
+        self.shared_with: dict[str, list[Provider]] = {}
+        for provider in providers:
+            if provider.uuid in self.sharing:
+                for anchor in self.sharing_anchors(provider.uuid):
+                    if anchor != provider.root:
+                        self.shared_with.setdefault(anchor, []).append(provider)
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -236,6 +262,14 @@ class Fleet:
         while current is not None:
             found.add(current)
             current = self.providers[current].parent
+        return found
+
+    def tree_summaries(self, root: str) -> dict[str, dict]:
+        """The provider_summaries entries of every provider of one tree (built once, shared)."""
+        found = self._tree_summaries.get(root)
+        if found is None:
+            found = {p.uuid: self.summary(p.uuid) for p in self.trees[root]}
+            self._tree_summaries[root] = found
         return found
 
     def summary(self, uuid: str) -> dict:

@@ -20,7 +20,11 @@ import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet
 from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.module_utils._solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.module_utils._solver import (
+    NoCandidates,
+    allocation_candidates,
+    solve,
+)
 from tests.support.fleet_generator import random_fleet, random_query
 from tests.support.placement_loader import PROJECT, USER, load_fleet
 
@@ -46,6 +50,21 @@ def canonical_request(areq: dict) -> str:
 
 def canonical_summaries(summaries: dict) -> dict:
     return {uuid: {**summary, "traits": sorted(summary["traits"])} for uuid, summary in summaries.items()}
+
+
+def reference_answer(fleet: Fleet, request) -> Counter:
+    """The candidates of the step-by-step search (``solve``, which explanations use), canonical."""
+    try:
+        found = solve(fleet, request)
+    except NoCandidates:
+        return Counter()
+    answers = Counter()
+    for amounts, mappings in found:
+        allocations: dict[str, dict] = {}
+        for (provider, rc), amount in amounts.items():
+            allocations.setdefault(provider, {"resources": {}})["resources"][rc] = amount
+        answers[canonical_request({"allocations": allocations, "mappings": mappings})] += 1
+    return answers
 
 
 def ours(fleet: Fleet, query: str):
@@ -113,7 +132,16 @@ def compare(fleet: Fleet, query: str, status: int, body, server) -> str | None: 
     expected = {p.uuid: fleet.summary(p.uuid) for root in roots for p in fleet.trees[root]}
     if canonical_summaries(body["provider_summaries"]) != canonical_summaries(expected):
         return f"provider summaries: Placement {body['provider_summaries']}, expected {expected}"
+    ours_roots = {fleet.providers[u].root for a in our_body["allocation_requests"] for u in a["allocations"]}
+    ours_expected = {p.uuid: fleet.summary(p.uuid) for root in ours_roots for p in fleet.trees[root]}
+    if canonical_summaries(our_body["provider_summaries"]) != canonical_summaries(ours_expected):
+        return f"solver's provider summaries do not cover exactly the trees of its candidates: {our_body}"
+    reference = reference_answer(fleet, request)
+    if reference != mine:
+        return f"fast path and reference search differ: fast only {mine - reference}, reference only {reference - mine}"
     if theirs == mine:
+        if canonical_summaries(body["provider_summaries"]) != canonical_summaries(our_body["provider_summaries"]):
+            return "provider summaries differ"
         return None
     if _placement_inflated_amounts(request, body) and request.group_policy is None:
         # Ask again with group_policy=none, which means the same with one suffixed group.
