@@ -22,7 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
-import conftest  # noqa: E402,F401  (puts ansible_collections on sys.path)
+sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 from ansible_collections.accel.openstack.plugins.module_utils._openstack import connect  # noqa: E402
 from ansible_collections.accel.openstack.plugins.module_utils._placement_client import (  # noqa: E402
     PlacementClient,

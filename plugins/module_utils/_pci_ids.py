@@ -29,7 +29,7 @@ def lookup_names(host: HostRoot, wanted: set[tuple[str, str]]) -> dict[tuple[str
     text = host.read_text(path)
     if text is None:
         return names
-    vendors = {v for v, _ in wanted}
+    vendors = {v for v, _unused in wanted}
     vendor: str | None = None
     for line in text.splitlines():
         if not line or line[0] == "#":

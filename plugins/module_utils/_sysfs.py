@@ -171,7 +171,7 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
     dev.physfn = physfn if physfn and ADDRESS_RE.match(physfn) else None
     entries = host.listdir(path)
     virtfns = sorted((int(e[6:]), e) for e in entries if e.startswith("virtfn") and e[6:].isdigit())
-    for _, entry in virtfns:
+    for _unused, entry in virtfns:
         vf = _link_name(host, f"{path}/{entry}")
         if vf and ADDRESS_RE.match(vf):
             dev.virtfns.append(vf)

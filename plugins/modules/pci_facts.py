@@ -43,8 +43,10 @@ attributes:
     description: The module only reads; it runs the same in check mode.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no diff.
   facts:
     support: full
+    description: Sets the C(accel_*) facts.
 notes:
   - The module never changes the host.
 """

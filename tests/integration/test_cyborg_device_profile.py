@@ -81,7 +81,7 @@ def cyborg():
 
 
 def writes(requests):
-    return [(m, p, b) for m, p, b, _ in requests if m in ("POST", "DELETE", "PUT", "PATCH")]
+    return [(m, p, b) for m, p, b, _unused in requests if m in ("POST", "DELETE", "PUT", "PATCH")]
 
 
 FLEET = {
@@ -96,7 +96,7 @@ GROUPS = [{"resources:PGPU": "1", "trait:CUSTOM_NVIDIA_T4": "required"}]
 
 
 def test_profile_create_noop_replace_delete_requests(cyborg):
-    _, auth = cyborg
+    _unused, auth = cyborg
     args = dict(auth, name="t4-passthrough", groups=GROUPS, fleet=FLEET)
     check = run_module("cyborg_device_profile", args, check=True, diff=True)
     assert check["changed"] and check["actions"] == ["create"] and writes(CyborgShaped.requests) == []
@@ -114,19 +114,19 @@ def test_profile_create_noop_replace_delete_requests(cyborg):
 
     replaced = run_module("cyborg_device_profile", dict(args, groups=[{"resources:PGPU": "1"}]), diff=True)
     assert replaced["actions"] == ["delete", "create"] and replaced["warnings"]
-    assert [m for m, _, _ in writes(CyborgShaped.requests)] == ["DELETE", "POST"]
+    assert [m for m, _unused, _unused in writes(CyborgShaped.requests)] == ["DELETE", "POST"]
     assert replaced["diff"]["before"]["groups"] == GROUPS
 
     CyborgShaped.requests.clear()
     deleted = run_module("cyborg_device_profile", dict(auth, name="t4-passthrough", state="absent"))
     assert deleted["changed"] is True and CyborgShaped.profiles == {}
-    assert [m for m, _, _ in writes(CyborgShaped.requests)] == ["DELETE"]
+    assert [m for m, _unused, _unused in writes(CyborgShaped.requests)] == ["DELETE"]
     gone = run_module("cyborg_device_profile", dict(auth, name="t4-passthrough", state="absent"))
     assert gone["changed"] is False
 
 
 def test_profile_asking_a_trait_the_fleet_names_differently_is_refused_with_a_suggestion(cyborg):
-    _, auth = cyborg
+    _unused, auth = cyborg
     wrong = [{"resources:PGPU": "1", "trait:CUSTOM_GPU_T4": "required"}]
     result = run_module("cyborg_device_profile", dict(auth, name="t4", groups=wrong, fleet=FLEET))
     assert result["failed"]
@@ -145,7 +145,7 @@ def test_profile_asking_a_trait_the_fleet_names_differently_is_refused_with_a_su
     ],
 )
 def test_groups_cyborg_would_refuse_fail_before_any_request(cyborg, groups, message):
-    _, auth = cyborg
+    _unused, auth = cyborg
     result = run_module("cyborg_device_profile", dict(auth, name="bad", groups=groups))
     assert result["failed"] and message in result["msg"], result
     assert CyborgShaped.requests == []

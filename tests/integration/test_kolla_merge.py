@@ -40,7 +40,7 @@ def kolla_dir(tmp_path_factory):
     config_dir = tmp_path_factory.mktemp("kolla-config")
     hosts = []
     for profile in HOSTS:
-        facts, _ = discover(build_root(profile, str(tmp_path_factory.mktemp(profile))))
+        facts, _unused = discover(build_root(profile, str(tmp_path_factory.mktemp(profile))))
         hosts.append({"name": profile, "facts": facts})
     for name, text in OPERATOR.items():
         (config_dir / name).write_text(text)
@@ -56,7 +56,7 @@ def kolla_dir(tmp_path_factory):
     rendering, plans = plan(root, params)
     apply_files(root, plans)
     files = {}
-    for dirpath, _, names in os.walk(config_dir):
+    for dirpath, _unused, names in os.walk(config_dir):
         for name in names:
             path = os.path.join(dirpath, name)
             with open(path) as handle:
@@ -65,7 +65,7 @@ def kolla_dir(tmp_path_factory):
 
 
 def test_final_lists_are_what_the_policy_says(kolla_dir):
-    rendering, hosts, files, _ = kolla_dir
+    rendering, hosts, files, _unused = kolla_dir
     for host in HOSTS:
         merged = kolla_merge.parse(kolla_merge.merge_for_service(TEMPLATE, files, "nova-compute", host))
         ours = rendering.compute[host]["pci"]
@@ -94,7 +94,7 @@ def test_a_list_split_over_two_files_loses_the_first_part():
 
 
 def test_nova_accepts_the_merged_files(kolla_dir):
-    rendering, hosts, files, _ = kolla_dir
+    rendering, hosts, files, _unused = kolla_dir
     cases = []
     for host in hosts:
         name = host["name"]
@@ -118,7 +118,7 @@ def test_nova_accepts_the_merged_files(kolla_dir):
 
 
 def test_second_run_changes_nothing(kolla_dir):
-    _, _, files, params = kolla_dir
-    _, plans = plan(HostRoot("/"), params)
+    _unused, _unused, files, params = kolla_dir
+    _unused, plans = plan(HostRoot("/"), params)
     assert plans and not [p.path for p in plans if p.changed]
     assert len([p for p in plans if p.after]) == len(files) - len(OPERATOR)

@@ -53,7 +53,7 @@ PLAY = """
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("module")
-    facts, _ = discover(build_root("sriov-nic", str(work / "fixture")))
+    facts, _unused = discover(build_root("sriov-nic", str(work / "fixture")))
     root = work / "host"
     (root / "etc" / "nova" / "nova.conf.d").mkdir(parents=True)
     conf = root / "etc" / "nova" / "nova.conf.d" / "50-accel-openstack.conf"
@@ -91,7 +91,7 @@ def run(tmp_path_factory):
 
 
 def test_check_mode_reports_the_change_and_writes_nothing(run):
-    result, _ = run
+    result, _unused = run
     assert result["first"]["changed"] and result["before"]
     diff = result["first"]["diff"][0]
     assert diff["before"] == "[DEFAULT]\ndebug = True\n" and "device_spec" in diff["after"]

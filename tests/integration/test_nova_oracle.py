@@ -64,7 +64,7 @@ SCENARIOS = {
 def fleet(tmp_path_factory):
     hosts = []
     for profile in PROFILES:
-        facts, _ = discover(build_root(profile, str(tmp_path_factory.mktemp(profile))))
+        facts, _unused = discover(build_root(profile, str(tmp_path_factory.mktemp(profile))))
         hosts.append(HostInput(name=profile, facts=facts))
     return hosts
 
@@ -113,7 +113,7 @@ def _host_ids():
 
 @pytest.mark.parametrize("tag,host", _host_ids(), ids=lambda v: v if isinstance(v, str) else None)
 def test_nova_accepts_every_rendered_file(answers, tag, host):
-    _, results = answers[tag]
+    _unused, results = answers[tag]
     answer = results[host]
     for service in ("compute", "scheduler", "api"):
         assert answer[service]["ok"], f"{service}: {answer[service].get('error')}"
@@ -172,7 +172,7 @@ def test_nova_builds_the_providers_we_predict(answers, fleet, tag, host):
 @pytest.mark.parametrize("tag", ["plain", "placement", "mixed"])
 def test_every_service_sees_the_same_aliases_and_the_pci_filter(answers, tag):
     rendering, results = answers[tag]
-    policy, _ = SCENARIOS[tag]
+    policy, _unused = SCENARIOS[tag]
     served = {e.name for e in parse_policy(policy) if e.mode == "passthrough"}
     for answer in results.values():
         aliases = answer["scheduler"]["aliases"]

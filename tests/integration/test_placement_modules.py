@@ -48,12 +48,12 @@ def rhythm(name: str, args: dict) -> dict:
 
 
 def provider_state(placement, name: str) -> dict:
-    _, found = placement.request("GET", f"/resource_providers?name={name}")
+    _unused, found = placement.request("GET", f"/resource_providers?name={name}")
     assert found["resource_providers"], f"provider {name} does not exist"
     record = found["resource_providers"][0]
-    _, inv = placement.request("GET", f"/resource_providers/{record['uuid']}/inventories")
-    _, traits = placement.request("GET", f"/resource_providers/{record['uuid']}/traits")
-    _, aggs = placement.request("GET", f"/resource_providers/{record['uuid']}/aggregates")
+    _unused, inv = placement.request("GET", f"/resource_providers/{record['uuid']}/inventories")
+    _unused, traits = placement.request("GET", f"/resource_providers/{record['uuid']}/traits")
+    _unused, aggs = placement.request("GET", f"/resource_providers/{record['uuid']}/aggregates")
     return dict(record, inventories=inv["inventories"], traits=sorted(traits["traits"]), aggregates=aggs["aggregates"])
 
 
@@ -110,13 +110,13 @@ def nova_like_compute_node(placement, name: str) -> str:
         "MEMORY_MB": {"total": 65536, "reserved": 512, "min_unit": 1, "max_unit": 65536, "step_size": 1,
                       "allocation_ratio": 1.0},
     }  # fmt: skip
-    status, _ = placement.request(
+    status, _unused = placement.request(
         "PUT",
         f"/resource_providers/{node}/inventories",
         {"resource_provider_generation": 0, "inventories": inventories},
     )
     assert status == 200
-    status, _ = placement.request(
+    status, _unused = placement.request(
         "PUT",
         f"/resource_providers/{node}/traits",
         {"resource_provider_generation": 1, "traits": ["COMPUTE_NODE", "COMPUTE_VOLUME_EXTEND", "OWNER_NOVA"]},
@@ -168,7 +168,7 @@ def test_provider_tree_create_update_replace_and_delete(placement):
 
     # update: a new total and a field change, merge keeps the trait the declaration does not list
     placement_uuid = listed["gpu-node-2_0000:41:00.0"]["uuid"]
-    _, body = placement.request("GET", f"/resource_providers/{placement_uuid}/traits")
+    _unused, body = placement.request("GET", f"/resource_providers/{placement_uuid}/traits")
     placement.request(
         "PUT",
         f"/resource_providers/{placement_uuid}/traits",

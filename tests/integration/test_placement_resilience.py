@@ -66,12 +66,12 @@ def test_two_processes_converging_one_provider_end_with_the_union(placement):
             result = json.loads(out)
             assert not result.get("failed"), (result, err)
             assert result["changed"] is True
-    _, found = placement.request("GET", "/resource_providers?name=shared-node")
+    _unused, found = placement.request("GET", "/resource_providers?name=shared-node")
     assert len(found["resource_providers"]) == 1
     node = found["resource_providers"][0]["uuid"]
-    _, traits = placement.request("GET", f"/resource_providers/{node}/traits")
-    _, inventories = placement.request("GET", f"/resource_providers/{node}/inventories")
-    _, aggregates = placement.request("GET", f"/resource_providers/{node}/aggregates")
+    _unused, traits = placement.request("GET", f"/resource_providers/{node}/traits")
+    _unused, inventories = placement.request("GET", f"/resource_providers/{node}/inventories")
+    _unused, aggregates = placement.request("GET", f"/resource_providers/{node}/aggregates")
     assert set(traits["traits"]) == expected_traits
     assert set(inventories["inventories"]) == expected_classes
     assert set(aggregates["aggregates"]) == expected_aggregates
@@ -94,8 +94,8 @@ class MeddlingClient(PlacementClient):
     def put_provider_traits(self, uuid, generation, traits):
         if not self.meddled:
             self.meddled = True
-            _, body = self.server.request("GET", f"/resource_providers/{uuid}/traits")
-            status, _ = self.server.request(
+            _unused, body = self.server.request("GET", f"/resource_providers/{uuid}/traits")
+            status, _unused = self.server.request(
                 "PUT",
                 f"/resource_providers/{uuid}/traits",
                 {"resource_provider_generation": body["resource_provider_generation"], "traits": self.next(body)},
@@ -111,7 +111,7 @@ def test_generation_conflict_is_retried_with_a_fresh_read(placement):
     assert result["changed"] and client.meddled
     assert client.calls["PUT"] >= 3  # the refused write, creating CUSTOM_MINE or not, and the retried write
     node = result["providers"][0]["uuid"]
-    _, traits = placement.request("GET", f"/resource_providers/{node}/traits")
+    _unused, traits = placement.request("GET", f"/resource_providers/{node}/traits")
     assert sorted(traits["traits"]) == ["COMPUTE_NODE", "CUSTOM_MINE", "OWNER_NOVA"]
 
     never = AlwaysLosing(placement_client(placement.auth).adapter, placement)

@@ -72,7 +72,9 @@ def run_playbook(
         cmd.append("--check")
     if diff:
         cmd.append("--diff")
-    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=timeout, check=False
+    )
     try:
         report = json.loads(proc.stdout[proc.stdout.index("{") :])
     except ValueError:

@@ -148,7 +148,7 @@ def _device_paths(devices: list[dict]) -> dict[str, str]:
                 raise ValueError(f"device {address}: parent {parent} is not in the profile")
             base = path_of(parent)
         else:
-            domain, bus, _, _ = split_address(address)
+            domain, bus, _unused, _unused = split_address(address)
             base = f"/sys/devices/pci{domain:04x}:{bus:02x}"
         paths[address] = f"{base}/{address}"
         return paths[address]
@@ -337,7 +337,7 @@ def _cpu_count(profile) -> int:
     total = 0
     for node in profile.get("numa_nodes") or [{"cpus": "0-3"}]:
         for part in str(node["cpus"]).split(","):
-            lo, _, hi = part.partition("-")
+            lo, _unused, hi = part.partition("-")
             total += int(hi or lo) - int(lo) + 1
     return total
 

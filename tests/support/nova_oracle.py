@@ -212,7 +212,7 @@ def _provider_config(text: str | None, workdir: str) -> dict | None:
         handle.write(text)
     try:
         parsed = provider_config.get_provider_configs(directory)
-        return {"ok": True, "providers": {key: value for key, value in parsed.items()}}
+        return {"ok": True, "providers": dict(parsed.items())}
     except Exception as exc:
         return {"ok": False, "error": _error(exc)}
 

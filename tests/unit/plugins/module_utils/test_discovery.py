@@ -40,7 +40,7 @@ def test_default_discovery_reports_accelerators_sriov_devices_and_their_vfs(name
 @pytest.mark.parametrize("name", PROFILES)
 def test_every_declared_attribute_is_reported_as_declared(name, roots):
     profile = load_profile(name)
-    facts, _ = discover(roots[name], ["all"])
+    facts, _unused = discover(roots[name], ["all"])
     by_address = {d["address"]: d for d in facts["accel_pci_devices"]}
     assert set(by_address) == {d["address"] for d in profile["devices"]}
     iommu_on = profile.get("iommu", "none") != "none"
@@ -73,7 +73,7 @@ def test_every_declared_attribute_is_reported_as_declared(name, roots):
 @pytest.mark.parametrize("name", PROFILES)
 def test_iommu_groups_list_every_member_of_groups_holding_reported_devices(name, roots):
     profile = load_profile(name)
-    facts, _ = discover(roots[name])
+    facts, _unused = discover(roots[name])
     if profile.get("iommu", "none") == "none":
         assert facts["accel_iommu_enabled"] is False
         assert facts["accel_iommu_groups"] == {}
@@ -92,18 +92,18 @@ def test_iommu_groups_list_every_member_of_groups_holding_reported_devices(name,
 @pytest.mark.parametrize("name", PROFILES)
 def test_numa_cpu_vendor_and_cmdline(name, roots):
     profile = load_profile(name)
-    facts, _ = discover(roots[name])
+    facts, _unused = discover(roots[name])
     assert [n["id"] for n in facts["accel_numa_nodes"]] == [n["id"] for n in profile["numa_nodes"]]
     for node, declared in zip(facts["accel_numa_nodes"], profile["numa_nodes"], strict=True):
         assert node["memory_mb"] == declared["memory_mb"]
-        first = int(str(declared["cpus"]).split(",")[0].split("-")[0])
+        first = int(str(declared["cpus"]).split(",", maxsplit=1)[0].split("-", maxsplit=1)[0])
         assert node["cpus"][0] == first
     assert facts["accel_cpu_vendor"] == profile["cpu"]["vendor"]
     assert facts["accel_kernel_cmdline"] == profile["kernel_cmdline"]
 
 
 def test_gpu_sharing_its_group_with_audio_and_usb_is_viable_with_all_functions(roots):
-    facts, _ = discover(roots["gpu-shared-group"])
+    facts, _unused = discover(roots["gpu-shared-group"])
     gpu = next(d for d in facts["accel_pci_devices"] if d["address"] == "0000:18:00.0")
     assert [p["address"] for p in gpu["iommu_group_peers"]] == [
         "0000:18:00.1",
@@ -124,21 +124,21 @@ def test_group_shared_with_another_card_is_not_viable(tmp_path):
     for device in profile["devices"]:
         if device["address"] == "0000:66:00.0":  # move the NIC into the GPU's group
             device["iommu_group"] = 17
-    facts, _ = discover(build_root(profile, str(tmp_path)))
+    facts, _unused = discover(build_root(profile, str(tmp_path)))
     gpu = next(d for d in facts["accel_pci_devices"] if d["address"] == "0000:18:00.0")
     assert gpu["passthrough_viable"] is False
     assert "0000:66:00.0 (igb)" in gpu["passthrough_note"]
 
 
 def test_iommu_off_is_not_viable_and_says_how_to_fix(roots):
-    facts, _ = discover(roots["iommu-off"])
+    facts, _unused = discover(roots["iommu-off"])
     (gpu,) = facts["accel_pci_devices"]
     assert gpu["passthrough_viable"] is False
     assert "intel_iommu=on" in gpu["passthrough_note"]
 
 
 def test_mig_state_is_matched_by_bus_id(roots):
-    facts, _ = discover(roots["mig-a100"])
+    facts, _unused = discover(roots["mig-a100"])
     by_address = {d["address"]: d for d in facts["accel_pci_devices"]}
     enabled = by_address["0000:3b:00.0"]["mig"]
     assert enabled["mode_current"] == "enabled"
@@ -157,23 +157,23 @@ def test_mig_state_is_matched_by_bus_id(roots):
 
 
 def test_gpus_without_mig_support_have_no_mig_state(roots):
-    facts, _ = discover(roots["vgpu-l40s"])
+    facts, _unused = discover(roots["vgpu-l40s"])
     assert all(d["mig"] is None for d in facts["accel_pci_devices"])
 
 
 def test_vgpu17_types_on_vfs_name_their_mechanism(roots):
-    facts, _ = discover(roots["vgpu-l40s"])
+    facts, _unused = discover(roots["vgpu-l40s"])
     vf = next(d for d in facts["accel_pci_devices"] if d["physfn"])
     assert {t["mechanism"] for t in vf["mdev_types"]} == {"nvidia_vgpu_vf"}
     assert vf["current_vgpu_type"] == "0"
-    facts, _ = discover(roots["vgpu-a16"])
+    facts, _unused = discover(roots["vgpu-a16"])
     vf = next(d for d in facts["accel_pci_devices"] if d["physfn"])
     assert {t["mechanism"] for t in vf["mdev_types"]} == {"mdev"}
     assert os.path.islink(os.path.join(roots["vgpu-a16"], "sys/class/mdev_bus", vf["address"]))
 
 
 def test_non_zero_pci_domain(roots):
-    facts, _ = discover(roots["amd-epyc"])
+    facts, _unused = discover(roots["amd-epyc"])
     assert [d["address"] for d in facts["accel_pci_devices"]] == ["0001:41:00.0", "0001:c1:00.0"]
 
 

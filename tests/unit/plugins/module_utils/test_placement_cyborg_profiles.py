@@ -41,7 +41,7 @@ def test_valid_groups_are_normalised_as_cyborg_does():
     ],
 )
 def test_what_cyborg_refuses_is_refused_here(name, groups, message):
-    _, errors = validate_profile(name, groups)
+    _unused, errors = validate_profile(name, groups)
     assert any(message in e for e in errors), errors
 
 

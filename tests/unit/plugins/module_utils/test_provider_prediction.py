@@ -23,7 +23,7 @@ def facts_of(tmp_path_factory):
 
     def load(profile):
         if profile not in cache:
-            facts, _ = discover(build_root(profile, str(tmp_path_factory.mktemp(profile))))
+            facts, _unused = discover(build_root(profile, str(tmp_path_factory.mktemp(profile))))
             cache[profile] = facts
         return cache[profile]
 
