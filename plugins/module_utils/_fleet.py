@@ -161,6 +161,7 @@ class Fleet:
             for rc, found in self.inventories_of.items()
             if (kept := [e for e in found if e[0].uuid in self.sharing])
         }
+        self.sharing_roots = frozenset(self.providers[uuid].root for uuid in self.sharing)
         self.shared_with: dict[str, list[Provider]] = {}
         for provider in providers:
             if provider.uuid in self.sharing:

@@ -385,6 +385,7 @@ class _TreeRows:
         "members",
         "bad",
         "foreign",
+        "plain",
         "_expanded",
     )
 
@@ -412,6 +413,7 @@ class _TreeRows:
                     if p.uuid in sharing and p.uuid not in self.bad and self._fits(p, inv, amount)
                 }
         self.foreign = any(self.shared.values())
+        self.plain = not (group.forbidden or group.required or members is not None or self.bad)
         self._expanded: dict[str, list[tuple[Provider, ...]]] = {}
         if not any(self.combos(anchor) for anchor in self.anchors()):
             raise NoCandidates(group.label, "no tree has providers that give every class with the traits asked")
@@ -503,9 +505,15 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
     bad = fleet.members_of(group.forbidden_aggregates) | fleet.with_trait(group.forbidden)
     if group.resources:
         wanted = list(group.resources.items())
-        shortest = min((fleet.inventories_of.get(rc, []) for rc in group.resources), key=len)
+        entries = min((fleet.inventories_of.get(rc, []) for rc in group.resources), key=len)
+        if positive is not None and len(positive) < len(entries):
+            # Fewer providers have the traits (or aggregates) than the class: start from those.
+            position = fleet.position
+            shortest = [fleet.providers[u] for u in sorted(positive, key=position.__getitem__)]
+        else:
+            shortest = [p for p, _inv in entries]
         matching = []
-        for p, _inv in shortest:
+        for p in shortest:
             if (
                 (tree_root is not None and p.root != tree_root)
                 or (positive is not None and p.uuid not in positive)
@@ -563,62 +571,70 @@ def _answer(fleet: Fleet, request: Request) -> dict:  # noqa: C901 - one tight l
     else:
         order = trees[0].anchors()
     limit = request.limit
-    granular = sum(1 for part in parts if part[0])
-    isolate = request.group_policy == "isolate" and granular > 1
+    if not singles:
+        return _tree_answer(fleet, trees[0], order, limit)
+    tree = trees[0] if trees else None
+    # The suffixed groups in request order: (suffix, amounts, rows).
+    suffixed = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts if suffix]
+    isolate = request.group_policy == "isolate" and len(suffixed) > 1
     subtrees = request.same_subtrees
     classes = [rc for part in parts for rc in part[1].resources]
-    overlap = len(parts) > 1 and len(set(classes)) < len(classes)
-    may_repeat = any(part[2].foreign if isinstance(part[2], _TreeRows) else True for part in parts)
-    layout = [
-        (suffix, isinstance(rows, _TreeRows), rows, list(group.resources.items())) for suffix, group, rows in parts
-    ]
-    if len(parts) == 1 and isinstance(parts[0][2], _TreeRows):
-        return _tree_answer(fleet, parts[0][2], order, limit)
+    overlap = len(set(classes)) < len(classes)
+    tree_wanted = list(zip(*tree.wanted, strict=True)) if tree is not None else ((), ())
+    tree_classes, tree_amounts = tree_wanted
+    providers = fleet.providers
+    sharing = fleet.sharing
     seen: set = set()
     allocation_requests: list[dict] = []
     roots: dict[str, None] = {}
-    providers = fleet.providers
-    sharing = fleet.sharing
     for anchor in order:
-        lists = [rows.combos(anchor) if tree else rows[anchor] for _suffix, tree, rows, _wanted in layout]
-        if not all(lists):
-            continue
-        for choice in product(*lists) if len(lists) > 1 else ((c,) for c in lists[0]):
+        lists = [rows[anchor] for _suffix, _wanted, rows in suffixed]
+        if tree is not None:
+            combos = tree.combos(anchor)
+            if not combos:
+                continue
+            lists.insert(0, combos)
+        for choice in product(*lists):
             if isolate:
-                picked = [c.uuid for (suffix, _t, _r, _w), c in zip(layout, choice, strict=True) if suffix]
-                if len(set(picked)) < len(picked):
+                picked = {p.uuid for p in (choice[1:] if tree is not None else choice)}
+                if len(picked) < len(suffixed):
                     continue
             allocations: dict[str, dict] = {}
             mappings: dict[str, list[str]] = {}
-            for (suffix, tree, _rows, wanted), chosen in zip(layout, choice, strict=True):
-                if tree:
-                    for p, (rc, amount) in zip(chosen, wanted, strict=True):
-                        found = allocations.get(p.uuid)
-                        if found is None:
-                            allocations[p.uuid] = {"resources": {rc: amount}}
-                        else:
-                            res = found["resources"]
-                            res[rc] = res.get(rc, 0) + amount
-                    mappings[suffix] = sorted({p.uuid for p in chosen}) if len(chosen) > 1 else [chosen[0].uuid]
-                else:
-                    uuid = chosen.uuid
-                    found = allocations.get(uuid)
-                    if not wanted:
-                        pass  # a resourceless group maps a provider without taking anything from it
-                    elif found is None:
-                        allocations[uuid] = {"resources": dict(wanted)}
+            index = 0
+            if tree is not None:
+                combo = choice[0]
+                index = 1
+                for p, rc, amount in zip(combo, tree_classes, tree_amounts):  # noqa: B905 - same length
+                    found = allocations.get(p.uuid)
+                    if found is None:
+                        allocations[p.uuid] = {"resources": {rc: amount}}
                     else:
-                        res = found["resources"]
-                        for rc, amount in wanted:
-                            res[rc] = res.get(rc, 0) + amount
-                    mappings[suffix] = [uuid]
+                        found["resources"][rc] = amount
+                mappings[""] = sorted(allocations) if len(allocations) > 1 else list(allocations)
+            for suffix, wanted, _rows in suffixed:
+                uuid = choice[index].uuid
+                index += 1
+                mappings[suffix] = [uuid]
+                if not wanted:
+                    continue  # a resourceless group maps a provider without taking anything from it
+                found = allocations.get(uuid)
+                if found is None:
+                    allocations[uuid] = {"resources": dict(wanted)}
+                else:
+                    res = found["resources"]
+                    for rc, amount in wanted:
+                        res[rc] = res.get(rc, 0) + amount
             if overlap and not _sums_fit(providers, allocations):
                 continue
             if subtrees and not all(
                 _same_subtree(fleet, {s: frozenset(u) for s, u in mappings.items()}, names) for names in subtrees
             ):
                 continue
-            if may_repeat and all(providers[uuid].root != anchor or uuid in sharing for uuid in allocations):
+            for uuid in allocations:
+                if providers[uuid].root == anchor and uuid not in sharing:
+                    break
+            else:
                 # Taken from sharing providers only: the same candidate may come again for other anchors.
                 key = tuple((uuid, tuple(sorted(a["resources"].items()))) for uuid, a in sorted(allocations.items()))
                 key += tuple((s, tuple(u)) for s, u in mappings.items())
@@ -638,16 +654,57 @@ def _answer(fleet: Fleet, request: Request) -> dict:  # noqa: C901 - one tight l
     return {"allocation_requests": allocation_requests, "provider_summaries": summaries}
 
 
-def _tree_answer(fleet: Fleet, rows: _TreeRows, order: list[str], limit: int | None) -> dict:
+def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dict:
     """The most common shape, an unsuffixed group alone: no combination across groups."""
     classes = [rc for rc, _amount in rows.wanted]
     amounts = [amount for _rc, amount in rows.wanted]
-    sharing = fleet.sharing if rows.foreign else frozenset()
+    foreign = rows.foreign
+    sharing = fleet.sharing
+    # A candidate can come again under another anchor only when all its providers are sharing ones:
+    # possible when every class has a sharing provider, or the anchor's own tree has one.
+    all_shared = foreign and all(rows.shared.get(rc) for rc in classes)
+    sharing_roots = fleet.sharing_roots
     seen: set = set()
     allocation_requests: list[dict] = []
+    append = allocation_requests.append
     roots: dict[str, None] = {}
+    left = -1 if limit is None else limit
+    plain = rows.plain
+    tree_classes = fleet.tree_classes
+    shared_with = fleet.shared_with
+    shared = rows.shared
     for anchor in order:
-        for combo in rows.combos(anchor, keep=False):
+        if plain:
+            # Inline of combos() for a group with no trait or aggregate filter: one provider per class
+            # (the usual tree) gives one candidate without building the product.
+            tree = tree_classes.get(anchor, {})
+            single = []
+            for rc, amount in rows.wanted:
+                fit = []
+                for p, inv in tree.get(rc, ()):
+                    if (
+                        inv.used + amount <= inv.limit
+                        and inv.min_unit <= amount <= inv.max_unit
+                        and amount % inv.step_size == 0
+                    ):
+                        fit.append(p)
+                if foreign and shared[rc]:
+                    for p in shared_with.get(anchor, ()):
+                        if p.uuid in shared[rc]:
+                            fit.append(p)
+                if not fit:
+                    break
+                single.append(fit)
+            else:
+                combos = list(product(*single))
+            if len(single) < len(classes):
+                continue
+        else:
+            combos = rows.combos(anchor, keep=False)
+            if not combos:
+                continue
+        check = foreign and (all_shared or anchor in sharing_roots)
+        for combo in combos:
             allocations: dict[str, dict] = {}
             for p, rc, amount in zip(combo, classes, amounts):  # noqa: B905 - same length by construction
                 found = allocations.get(p.uuid)
@@ -655,7 +712,7 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order: list[str], limit: int | N
                     allocations[p.uuid] = {"resources": {rc: amount}}
                 else:
                     found["resources"][rc] = amount
-            if sharing:
+            if check:
                 for p in combo:
                     if p.root == anchor and p.uuid not in sharing:
                         break
@@ -665,17 +722,16 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order: list[str], limit: int | N
                     if key in seen:
                         continue
                     seen.add(key)
-            allocation_requests.append(
-                {
-                    "allocations": allocations,
-                    "mappings": {"": sorted(allocations) if len(allocations) > 1 else list(allocations)},
-                }
-            )
-            for p in combo:
-                roots[p.root] = None
-            if limit is not None and len(allocation_requests) >= limit:
+            append({"allocations": allocations, "mappings": {"": sorted(allocations)}})
+            if foreign:
+                for p in combo:
+                    roots[p.root] = None
+            else:
+                roots[anchor] = None
+            left -= 1
+            if not left:
                 break
-        if limit is not None and len(allocation_requests) >= limit:
+        if not left:
             break
     summaries: dict[str, dict] = {}
     for root in roots:
