@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot
-from ansible_collections.accel.openstack.plugins.module_utils._ini_file import update_text
+from ansible_collections.accel.openstack.plugins.module_utils._ini_file import IniPlan, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._nova_config import (
     LAYOUTS,
     FleetRendering,
@@ -46,18 +46,10 @@ class LayoutError(Exception):
 
 
 @dataclass
-class FilePlan:
-    path: str
-    kind: str  # "ini" or "whole"
-    before: str
-    after: str
+class FilePlan(IniPlan):
+    """One file's plan; ``kind`` says how it is written: "ini" (owned keys only) or "whole"."""
 
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-    def diff(self) -> dict:
-        return {"before_header": self.path, "after_header": self.path, "before": self.before, "after": self.after}
+    kind: str = "ini"
 
 
 def merge_ini(*configs: IniConfig) -> IniConfig:
