@@ -136,6 +136,7 @@ class Fleet:
             for aggregate in provider.aggregates:
                 self.by_aggregate.setdefault(aggregate, set()).add(provider.uuid)
         self.roots = [p for p in providers if p.parent is None]
+        self.root_uuids = frozenset(p.uuid for p in self.roots)
         self.has_trees = any(p.parent is not None for p in providers)
         self.sharing: frozenset[str] = frozenset(self.by_trait.get(SHARING_TRAIT, ()))
         self.traits = STANDARD_TRAITS | set(self.by_trait) | set(extra_traits)

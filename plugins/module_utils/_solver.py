@@ -81,11 +81,11 @@ def anchor_roots(fleet: Fleet, request: Request) -> set[str] | None:
         return None
     check_traits(fleet, sorted(request.root_required))
     check_traits(fleet, sorted(request.root_forbidden))
-    allowed = {
-        root.uuid
-        for root in fleet.roots
-        if request.root_required <= root.traits and not request.root_forbidden & root.traits
-    }
+    allowed = set(fleet.root_uuids)
+    for trait in request.root_required:
+        allowed &= fleet.by_trait.get(trait, set())
+    for trait in request.root_forbidden:
+        allowed -= fleet.by_trait.get(trait, set())
     if not allowed:
         raise NoCandidates("root_required", "no root provider has the required traits without the forbidden ones")
     return allowed
@@ -505,30 +505,42 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
     bad = fleet.members_of(group.forbidden_aggregates) | fleet.with_trait(group.forbidden)
     if group.resources:
         wanted = list(group.resources.items())
-        entries = min((fleet.inventories_of.get(rc, []) for rc in group.resources), key=len)
+        first, amount = min(wanted, key=lambda item: len(fleet.inventories_of.get(item[0], ())))
+        entries = fleet.inventories_of.get(first, [])
         if positive is not None and len(positive) < len(entries):
             # Fewer providers have the traits (or aggregates) than the class: start from those.
             position = fleet.position
-            shortest = [fleet.providers[u] for u in sorted(positive, key=position.__getitem__)]
+            entries = [(fleet.providers[u], None) for u in sorted(positive, key=position.__getitem__)]
+            others = wanted
         else:
-            shortest = [p for p, _inv in entries]
+            others = [(rc, n) for rc, n in wanted if rc != first]
+        sharing = fleet.sharing
         matching = []
-        for p in shortest:
+        for p, inv in entries:
+            uuid = p.uuid
             if (
-                (tree_root is not None and p.root != tree_root)
-                or (positive is not None and p.uuid not in positive)
-                or p.uuid in bad
+                (anchors is not None and p.root not in anchors and uuid not in sharing)
+                or (tree_root is not None and p.root != tree_root)
+                or (positive is not None and uuid not in positive)
+                or uuid in bad
             ):
                 continue
-            inventories = p.inventories
-            for rc, amount in wanted:
-                inv = inventories.get(rc)
-                if inv is None or not (
-                    inv.used + amount <= inv.limit
-                    and inv.min_unit <= amount <= inv.max_unit
-                    and amount % inv.step_size == 0
-                ):
-                    break
+            if inv is not None and not (
+                inv.used + amount <= inv.limit
+                and inv.min_unit <= amount <= inv.max_unit
+                and amount % inv.step_size == 0
+            ):
+                continue
+            if others:
+                inventories = p.inventories
+                for rc, n in others:
+                    inv = inventories.get(rc)
+                    if inv is None or not (
+                        inv.used + n <= inv.limit and inv.min_unit <= n <= inv.max_unit and n % inv.step_size == 0
+                    ):
+                        break
+                else:
+                    matching.append(p)
             else:
                 matching.append(p)
     else:
@@ -563,11 +575,16 @@ def _answer(fleet: Fleet, request: Request) -> dict:  # noqa: C901 - one tight l
     trees = [part[2] for part in parts if isinstance(part[2], _TreeRows)]
     if singles:
         driver = min(singles, key=len)
-        order = [
-            anchor
-            for anchor in driver
-            if all(anchor in rows for rows in singles) and all(tree.allows(anchor) for tree in trees)
-        ]
+        others = [rows for rows in singles if rows is not driver]
+        limits = [tree for tree in trees if tree.tree_root is not None or tree.allowed_roots is not None or tree.bad]
+        if others or limits:
+            order = [
+                anchor
+                for anchor in driver
+                if all(anchor in rows for rows in others) and all(tree.allows(anchor) for tree in limits)
+            ]
+        else:
+            order = list(driver)
     else:
         order = trees[0].anchors()
     limit = request.limit
@@ -588,12 +605,15 @@ def _answer(fleet: Fleet, request: Request) -> dict:  # noqa: C901 - one tight l
     allocation_requests: list[dict] = []
     roots: dict[str, None] = {}
     for anchor in order:
-        lists = [rows[anchor] for _suffix, _wanted, rows in suffixed]
         if tree is not None:
-            combos = tree.combos(anchor)
+            combos = tree.combos(anchor, keep=False)
             if not combos:
                 continue
-            lists.insert(0, combos)
+            lists = [combos]
+        else:
+            lists = []
+        for _suffix, _wanted, rows in suffixed:
+            lists.append(rows[anchor])
         for choice in product(*lists):
             if isolate:
                 picked = {p.uuid for p in (choice[1:] if tree is not None else choice)}
