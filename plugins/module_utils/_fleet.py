@@ -144,6 +144,7 @@ class Fleet:
         self._anchors: dict[str, frozenset[str]] = {}
         self._summaries: dict[str, dict] = {}
         self._tree_summaries: dict[str, dict[str, dict]] = {}
+        self._all_summaries: dict[str, dict] | None = None
         # For the solver's hot loops: (provider, inventory) per class in fleet order, the fleet position
         # of every provider, and the anchors of every sharing provider, computed once per snapshot.
         self.inventories_of: dict[str, list[tuple[Provider, Inventory]]] = {
@@ -273,6 +274,19 @@ class Fleet:
             found = {p.uuid: self.summary(p.uuid) for p in self.trees[root]}
             self._tree_summaries[root] = found
         return found
+
+    def summaries_of(self, roots) -> dict[str, dict]:
+        """provider_summaries for the trees of ``roots``; one C-level copy when that is every tree."""
+        if len(roots) == len(self.roots):
+            if self._all_summaries is None:
+                self._all_summaries = {}
+                for root in self.roots:
+                    self._all_summaries.update(self.tree_summaries(root.uuid))
+            return dict(self._all_summaries)
+        summaries: dict[str, dict] = {}
+        for root in roots:
+            summaries.update(self.tree_summaries(root))
+        return summaries
 
     def summary(self, uuid: str) -> dict:
         """The provider_summaries entry Placement 1.39 gives for this provider."""

@@ -25,6 +25,7 @@ keeps the first ones. Placement's own order is arbitrary.
 from __future__ import annotations
 
 import difflib
+import gc
 from itertools import product
 
 from ansible_collections.accel.openstack.plugins.module_utils._fleet import SHARING_TRAIT, Fleet, Provider
@@ -668,16 +669,14 @@ def _answer(fleet: Fleet, request: Request) -> dict:  # noqa: C901 - one tight l
                 break
         if limit is not None and len(allocation_requests) >= limit:
             break
-    summaries: dict[str, dict] = {}
-    for root in roots:
-        summaries.update(fleet.tree_summaries(root))
-    return {"allocation_requests": allocation_requests, "provider_summaries": summaries}
+    return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
 
 
 def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dict:
     """The most common shape, an unsuffixed group alone: no combination across groups."""
     classes = [rc for rc, _amount in rows.wanted]
-    amounts = [amount for _rc, amount in rows.wanted]
+    pairs = list(rows.wanted)
+    entries: dict[tuple, dict] = {}
     foreign = rows.foreign
     sharing = fleet.sharing
     # A candidate can come again under another anchor only when all its providers are sharing ones:
@@ -725,13 +724,16 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dic
                 continue
         check = foreign and (all_shared or anchor in sharing_roots)
         for combo in combos:
+            # Which classes each provider gives; equal entries are one shared dict across candidates.
+            given: dict[str, tuple] = {}
+            for p, pair in zip(combo, pairs):  # noqa: B905 - same length by construction
+                given[p.uuid] = given.get(p.uuid, ()) + (pair,)
             allocations: dict[str, dict] = {}
-            for p, rc, amount in zip(combo, classes, amounts):  # noqa: B905 - same length by construction
-                found = allocations.get(p.uuid)
-                if found is None:
-                    allocations[p.uuid] = {"resources": {rc: amount}}
-                else:
-                    found["resources"][rc] = amount
+            for uuid, key in given.items():
+                entry = entries.get(key)
+                if entry is None:
+                    entry = entries[key] = {"resources": dict(key)}
+                allocations[uuid] = entry
             if check:
                 for p in combo:
                     if p.root == anchor and p.uuid not in sharing:
@@ -753,10 +755,7 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dic
                 break
         if not left:
             break
-    summaries: dict[str, dict] = {}
-    for root in roots:
-        summaries.update(fleet.tree_summaries(root))
-    return {"allocation_requests": allocation_requests, "provider_summaries": summaries}
+    return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
 
 
 def _sums_fit(providers, allocations) -> bool:
@@ -772,8 +771,17 @@ def _sums_fit(providers, allocations) -> bool:
 def allocation_candidates(fleet: Fleet, request: Request) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
 
-    Provider summaries are shared with the fleet (built once per snapshot): do not modify them."""
+    Provider summaries are shared with the fleet (built once per snapshot): do not modify them.
+
+    The answer is thousands of small acyclic dicts at fleet scale; the cyclic garbage collector is paused
+    while they are built (it would only rescan the fleet's indexes) and restored afterwards."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
     try:
         return _answer(fleet, request)
     except NoCandidates:
         return {"allocation_requests": [], "provider_summaries": {}}
+    finally:
+        if paused:
+            gc.enable()
