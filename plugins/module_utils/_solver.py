@@ -771,7 +771,8 @@ def _sums_fit(providers, allocations) -> bool:
 def allocation_candidates(fleet: Fleet, request: Request) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
 
-    Provider summaries are shared with the fleet (built once per snapshot): do not modify them.
+    Provider summaries are shared with the fleet (built once per snapshot) and equal allocation entries are
+    shared between candidates: read the answer, do not modify it in place.
 
     The answer is thousands of small acyclic dicts at fleet scale; the cyclic garbage collector is paused
     while they are built (it would only rescan the fleet's indexes) and restored afterwards."""
