@@ -120,20 +120,9 @@ def _members(fleet: Fleet, group: RequestGroup) -> set[str] | None:
 
 
 def _prepare(fleet: Fleet, group: RequestGroup):
-    """Checks and lookups in Placement's order: classes, aggregates, traits, in_tree, capacity."""
-    check_resource_classes(fleet, group.resources)
-    members = _members(fleet, group)
-    for any_of in group.required:
-        check_traits(fleet, sorted(any_of))
-    check_traits(fleet, sorted(group.forbidden))
-    tree_root = None
-    if group.in_tree is not None:
-        target = fleet.providers.get(group.in_tree)
-        if target is None:
-            raise NoCandidates(group.label, f"in_tree provider {group.in_tree} is not in the fleet")
-        tree_root = target.root
-    capable = _capable(fleet, group, tree_root)
-    return members, tree_root, capable
+    """Checks and lookups in Placement's order: classes, aggregates, traits, in_tree, then capacity."""
+    members, tree_root = _checked(fleet, group)
+    return members, tree_root, _capable(fleet, group, tree_root)
 
 
 def _tree_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> list[_GroupCandidate]:
