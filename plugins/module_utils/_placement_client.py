@@ -165,23 +165,27 @@ class PlacementClient:
         answer = self.request("PUT", f"/resource_providers/{uuid}/inventories", body)[1]
         return answer["resource_provider_generation"]
 
+    def _name_set(self, uuid: str, key: str) -> tuple[int, list[str]]:
+        """A provider's traits or aggregates (``key``), sorted, with the provider's generation."""
+        body = self.request("GET", f"/resource_providers/{uuid}/{key}")[1]
+        return body["resource_provider_generation"], sorted(body[key])
+
+    def _put_name_set(self, uuid: str, key: str, generation: int, names: list[str]) -> int:
+        body = {"resource_provider_generation": generation, key: sorted(names)}
+        answer = self.request("PUT", f"/resource_providers/{uuid}/{key}", body)[1]
+        return answer["resource_provider_generation"]
+
     def provider_traits(self, uuid: str) -> tuple[int, list[str]]:
-        body = self.request("GET", f"/resource_providers/{uuid}/traits")[1]
-        return body["resource_provider_generation"], sorted(body["traits"])
+        return self._name_set(uuid, "traits")
 
     def put_provider_traits(self, uuid: str, generation: int, traits: list[str]) -> int:
-        body = {"resource_provider_generation": generation, "traits": sorted(traits)}
-        answer = self.request("PUT", f"/resource_providers/{uuid}/traits", body)[1]
-        return answer["resource_provider_generation"]
+        return self._put_name_set(uuid, "traits", generation, traits)
 
     def aggregates(self, uuid: str) -> tuple[int, list[str]]:
-        body = self.request("GET", f"/resource_providers/{uuid}/aggregates")[1]
-        return body["resource_provider_generation"], sorted(body["aggregates"])
+        return self._name_set(uuid, "aggregates")
 
     def put_aggregates(self, uuid: str, generation: int, aggregates: list[str]) -> int:
-        body = {"resource_provider_generation": generation, "aggregates": sorted(aggregates)}
-        answer = self.request("PUT", f"/resource_providers/{uuid}/aggregates", body)[1]
-        return answer["resource_provider_generation"]
+        return self._put_name_set(uuid, "aggregates", generation, aggregates)
 
     def usages(self, uuid: str) -> dict[str, int]:
         body = self.request("GET", f"/resource_providers/{uuid}/usages")[1]
