@@ -50,35 +50,17 @@ def load_fleet(server, fleet: dict) -> None:
             body["parent_provider_uuid"] = parent
         _check(server.request("POST", "/resource_providers", body), f"provider {body['name']}")
         generation = 0
-        if provider.get("inventories"):
-            result = _check(
-                server.request(
-                    "PUT",
-                    f"/resource_providers/{provider['uuid']}/inventories",
-                    {"resource_provider_generation": generation, "inventories": provider["inventories"]},
-                ),
-                f"inventories of {body['name']}",
-            )
-            generation = result["resource_provider_generation"]
-        if provider.get("traits"):
-            result = _check(
-                server.request(
-                    "PUT",
-                    f"/resource_providers/{provider['uuid']}/traits",
-                    {"resource_provider_generation": generation, "traits": provider["traits"]},
-                ),
-                f"traits of {body['name']}",
-            )
-            generation = result["resource_provider_generation"]
-        if provider.get("aggregates"):
-            _check(
-                server.request(
-                    "PUT",
-                    f"/resource_providers/{provider['uuid']}/aggregates",
-                    {"resource_provider_generation": generation, "aggregates": provider["aggregates"]},
-                ),
-                f"aggregates of {body['name']}",
-            )
+        for key in ("inventories", "traits", "aggregates"):
+            if provider.get(key):
+                result = _check(
+                    server.request(
+                        "PUT",
+                        f"/resource_providers/{provider['uuid']}/{key}",
+                        {"resource_provider_generation": generation, key: provider[key]},
+                    ),
+                    f"{key} of {body['name']}",
+                )
+                generation = result["resource_provider_generation"]
         done.add(provider["uuid"])
 
     for provider in providers:
