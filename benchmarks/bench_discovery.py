@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
-from ansible_collections.accel.openstack.plugins.module_utils._discovery import discover  # noqa: E402
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover  # noqa: E402
 from tests.support.fake_sysfs import build_root  # noqa: E402
 
 RUNS = 15

@@ -23,11 +23,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
-from ansible_collections.accel.openstack.plugins.module_utils._openstack import connect  # noqa: E402
-from ansible_collections.accel.openstack.plugins.module_utils._placement_client import (  # noqa: E402
+from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (  # noqa: E402
     PlacementClient,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement_provider import (  # noqa: E402
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import connect  # noqa: E402
+from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import (  # noqa: E402
     ProviderSpec,
     converge,
 )

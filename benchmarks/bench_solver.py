@@ -31,9 +31,9 @@ from collections import Counter
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 importlib.import_module("conftest")  # makes ansible_collections.accel.openstack importable
-from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet  # noqa: E402
-from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request  # noqa: E402
-from ansible_collections.accel.openstack.plugins.module_utils._solver import allocation_candidates  # noqa: E402
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet  # noqa: E402
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request  # noqa: E402
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates  # noqa: E402
 from tests.support.fleet_generator import scale_fleet  # noqa: E402
 
 QUERIES = {

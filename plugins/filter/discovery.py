@@ -35,7 +35,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.module_utils._report import discovery_report
+from ansible_collections.accel.openstack.plugins.plugin_utils.discovery_report import discovery_report
 
 
 def _discovery_report(facts):

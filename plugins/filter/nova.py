@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError, parse_policy
-from ansible_collections.accel.openstack.plugins.module_utils._ini_file import render_text
-from ansible_collections.accel.openstack.plugins.module_utils._nova_config import (
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     HostInput,
     Options,
     RenderError,
@@ -16,11 +15,12 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova_config impor
     device_spec_values,
     render_fleet,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._nova_selection import select
-from ansible_collections.accel.openstack.plugins.module_utils._provider_prediction import (
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
     PredictionError,
     nova_providers,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
 
 
 def _facts_of(value) -> dict:

@@ -49,7 +49,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.module_utils._validation import (
+from ansible_collections.accel.openstack.plugins.plugin_utils.validation import (
     ValidationInputError,
     validate_requests,
     validation_report,

@@ -79,9 +79,9 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet, FleetError
-from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.module_utils._solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
 
 
 class LookupModule(LookupBase):

@@ -81,8 +81,8 @@ actions:
   sample: [create]
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._cyborg import CyborgClient, converge_profile
-from ansible_collections.accel.openstack.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.cyborg import CyborgClient, converge_profile
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
 
 class CyborgDeviceProfileModule(OpenStackModule):

@@ -149,10 +149,10 @@ pending_commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.accel.openstack.plugins.module_utils._bootloader import BootloaderError, configure
-from ansible_collections.accel.openstack.plugins.module_utils._host_commands import CommandFailed, HostCommands
-from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot, HostRootError
-from ansible_collections.accel.openstack.plugins.module_utils._kernel_cmdline import KernelArgError
+from ansible_collections.accel.openstack.plugins.module_utils._host.bootloader import BootloaderError, configure
+from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, HostCommands
+from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdline import KernelArgError
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
 
 
 def main():

@@ -156,16 +156,16 @@ policy_warnings:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError
-from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot, HostRootError
-from ansible_collections.accel.openstack.plugins.module_utils._ini_file import IniError
-from ansible_collections.accel.openstack.plugins.module_utils._nova_config import NOVA_DEFAULT_FILTERS, RenderError
-from ansible_collections.accel.openstack.plugins.module_utils._nova_files import (
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniError
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import NOVA_DEFAULT_FILTERS, RenderError
+from ansible_collections.accel.openstack.plugins.module_utils._nova.files import (
     SERVICES,
     LayoutError,
     apply_files,
     plan,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
 
 def argument_spec() -> dict:

@@ -114,8 +114,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.accel.openstack.plugins.module_utils._discovery import DiscoveryError, discover
-from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import DiscoveryError, discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRootError
 
 
 def main():

@@ -100,8 +100,8 @@ import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.accel.openstack.plugins.module_utils._openstack import OpenStackModule
-from ansible_collections.accel.openstack.plugins.module_utils._placement_client import fleet_snapshot
+from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
 try:
     import jmespath

@@ -146,8 +146,8 @@ api_calls:
   sample: {GET: 2, POST: 1, PUT: 2}
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._openstack import OpenStackModule
-from ansible_collections.accel.openstack.plugins.module_utils._placement_provider import (
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import (
     MODES,
     ProviderSpec,
     converge,

@@ -82,8 +82,8 @@ api_calls:
   sample: {GET: 1, PUT: 1}
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._openstack import OpenStackModule
-from ansible_collections.accel.openstack.plugins.module_utils._placement_names import converge_names
+from ansible_collections.accel.openstack.plugins.module_utils._placement.names import converge_names
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
 
 class PlacementResourceClassModule(OpenStackModule):

@@ -159,12 +159,12 @@ pending_commands:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.accel.openstack.plugins.module_utils import _iommu_safety
-from ansible_collections.accel.openstack.plugins.module_utils._device_policy import PolicyError, parse_policy
-from ansible_collections.accel.openstack.plugins.module_utils._host_commands import CommandFailed, HostCommands
-from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot, HostRootError
-from ansible_collections.accel.openstack.plugins.module_utils._sysfs import read_host
-from ansible_collections.accel.openstack.plugins.module_utils._vfio import VfioInputError, VfioRefused, configure
+from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety
+from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, HostCommands
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._host.sysfs import read_host
+from ansible_collections.accel.openstack.plugins.module_utils._host.vfio import VfioInputError, VfioRefused, configure
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 
 
 def main():
@@ -181,7 +181,7 @@ def main():
         },
         supports_check_mode=True,
     )
-    if _iommu_safety.netaddr is None:
+    if iommu_safety.netaddr is None:
         module.fail_json(msg=missing_required_lib("netaddr"))
     try:
         policy = parse_policy(module.params["policy"]) if module.params["policy"] else []

@@ -7,9 +7,9 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.accel.openstack.plugins.module_utils._discovery import discover
-from ansible_collections.accel.openstack.plugins.module_utils._host_root import HostRoot
-from ansible_collections.accel.openstack.plugins.module_utils._nova_files import MATCH_NOTHING, apply_files, plan
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._nova.files import MATCH_NOTHING, apply_files, plan
 from tests.support import kolla_merge, nova_oracle
 from tests.support.fake_sysfs import build_root
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
 from tests.support.fake_sysfs import build_root
 
 POLICY = [

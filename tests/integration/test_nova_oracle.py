@@ -11,12 +11,12 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.accel.openstack.plugins.module_utils import _nova_naming as naming
-from ansible_collections.accel.openstack.plugins.module_utils._device_policy import parse_policy, policy_errors
-from ansible_collections.accel.openstack.plugins.module_utils._discovery import discover
-from ansible_collections.accel.openstack.plugins.module_utils._ini_file import render_text
-from ansible_collections.accel.openstack.plugins.module_utils._nova_config import HostInput, Options, render_fleet
-from ansible_collections.accel.openstack.plugins.module_utils._provider_prediction import predict_providers
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import HostInput, Options, render_fleet
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import parse_policy, policy_errors
+from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import predict_providers
 from tests.support import nova_oracle
 from tests.support.fake_sysfs import build_root, profile_names
 

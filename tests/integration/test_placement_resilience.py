@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._openstack import placement_client
-from ansible_collections.accel.openstack.plugins.module_utils._placement_client import (
+from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (
     PlacementClient,
     PlacementError,
     PlacementUnreachable,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement_provider import ProviderSpec, converge
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import placement_client
+from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import ProviderSpec, converge
 from tests.support.ansible_runner import REPO, run_module
 
 pytestmark = pytest.mark.placement

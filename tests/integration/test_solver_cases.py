@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet
-from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.module_utils._solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
 from tests.integration.test_solver_differential import compare
 from tests.support.placement_loader import load_fleet
 

@@ -18,9 +18,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._fleet import Fleet
-from ansible_collections.accel.openstack.plugins.module_utils._placement_request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.module_utils._solver import (
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
     NoCandidates,
     allocation_candidates,
     solve,

@@ -1,0 +1,117 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVIDIA MIG state from ``nvidia-smi``, matched to PCI devices by bus id (never by GPU index).
+
+Two sources give the same result:
+- a live host (root ``/``) runs ``nvidia-smi -q -x`` and, for each GPU with MIG enabled,
+  ``nvidia-smi mig -lgi -i <bus id>``;
+- any other root (a chroot, an image, a fixture) never runs anything on the controller: it reads the
+  recorded outputs at ``/var/lib/accel-openstack/nvidia-smi/q-x.xml`` and
+  ``/var/lib/accel-openstack/nvidia-smi/mig-lgi/<address>.txt`` inside the root.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+
+RECORDED_DIR = "/var/lib/accel-openstack/nvidia-smi"
+_LGI_ROW = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+
+# run(argv) -> (rc, stdout, stderr)
+Runner = Callable[[list], tuple]
+
+
+def bus_id_to_address(bus_id: str) -> str | None:
+    """``00000000:3B:00.0`` (nvidia-smi's 8-digit domain) -> ``0000:3b:00.0``."""
+    match = re.match(r"^([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$", bus_id.strip())
+    if not match:
+        return None
+    domain = int(match.group(1), 16)
+    return f"{domain:04x}:{match.group(2).lower()}:{match.group(3).lower()}.{match.group(4)}"
+
+
+def parse_query_xml(text: str) -> dict[str, dict]:
+    """``nvidia-smi -q -x`` -> {address: {product_name, mig_mode_current, mig_mode_pending}}."""
+    root = ET.fromstring(text)
+    out: dict[str, dict] = {}
+    for gpu in root.findall("gpu"):
+        bus_id = gpu.get("id") or gpu.findtext("pci/pci_bus_id") or ""
+        address = bus_id_to_address(bus_id)
+        if address is None:
+            continue
+        out[address] = {
+            "product_name": (gpu.findtext("product_name") or "").strip() or None,
+            "mode_current": _mode(gpu.findtext("mig_mode/current_mig")),
+            "mode_pending": _mode(gpu.findtext("mig_mode/pending_mig")),
+        }
+    return out
+
+
+def _mode(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value.lower() if value and value != "N/A" else None
+
+
+def parse_lgi(text: str) -> list[dict]:
+    """``nvidia-smi mig -lgi`` table -> [{profile, profile_id, instance_id, placement: {start, size}}]."""
+    out = []
+    for line in text.splitlines():
+        match = _LGI_ROW.match(line)
+        if match:
+            out.append(
+                {
+                    "profile": match.group(2),
+                    "profile_id": int(match.group(3)),
+                    "instance_id": int(match.group(4)),
+                    "placement": {"start": int(match.group(5)), "size": int(match.group(6))},
+                }
+            )
+    return sorted(out, key=lambda gi: (gi["placement"]["start"], gi["instance_id"]))
+
+
+def read_mig_state(host: HostRoot, run: Runner | None) -> dict[str, dict]:
+    """{address: {mode_current, mode_pending, gpu_instances}} for every GPU nvidia-smi reports."""
+    if host.is_live:
+        if run is None:
+            return {}
+        rc, out, err = run(["nvidia-smi", "-q", "-x"])
+        if rc == 127:
+            return {}  # no nvidia-smi on this host: nothing to add, nothing to warn about
+        if rc != 0:
+            host.warn(f"nvidia-smi -q -x failed (rc={rc}): {(err or out).strip()[:200]}")
+            return {}
+        xml_text = out
+    else:
+        xml_text = host.read_text(f"{RECORDED_DIR}/q-x.xml")
+        if xml_text is None:
+            return {}
+    try:
+        gpus = parse_query_xml(xml_text)
+    except ET.ParseError as exc:
+        host.warn(f"nvidia-smi -q -x output is not valid XML ({exc}); MIG state not reported")
+        return {}
+    state = {}
+    for address, gpu in gpus.items():
+        if gpu["mode_current"] is None and gpu["mode_pending"] is None:
+            continue  # a GPU without MIG support reports N/A for both
+        instances: list[dict] = []
+        if gpu["mode_current"] == "enabled":
+            if host.is_live:
+                bus_id = "0000" + address.upper()
+                rc, out, err = run(["nvidia-smi", "mig", "-lgi", "-i", bus_id])
+                if rc == 0:
+                    instances = parse_lgi(out)
+                elif "No GPU instances found" not in (out + err):
+                    host.warn(f"nvidia-smi mig -lgi -i {bus_id} failed (rc={rc}): {(err or out).strip()[:200]}")
+            else:
+                instances = parse_lgi(host.read_text(f"{RECORDED_DIR}/mig-lgi/{address}.txt") or "")
+        state[address] = {
+            "mode_current": gpu["mode_current"],
+            "mode_pending": gpu["mode_pending"],
+            "gpu_instances": instances,
+        }
+    return state

@@ -1,0 +1,307 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One reader for a host's PCI, IOMMU, NUMA, SR-IOV and mediated-device state, following the Linux layout.
+
+It reads only through :class:`HostRoot`, so it works the same on ``/``, a chroot, a mounted image or a
+fixture. It never raises for a bad attribute: what it cannot read becomes a warning naming the path, and
+the rest of the host is still reported. Links are read with ``readlink`` and resolved inside the root;
+their targets need not exist (a ``driver`` link names the driver even when the driver directory is absent).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+
+ADDRESS_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})$")
+CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})$")
+BRIDGE_CLASS_PREFIXES = ("0600", "0604", "0609")
+VFIO_DRIVERS = ("vfio-pci", "pci-stub")
+
+
+@dataclass
+class MdevType:
+    type: str
+    name: str | None
+    available_instances: int | None
+    device_api: str | None
+    description: str | None
+    mechanism: str = "mdev"  # "mdev" (mdev bus) or "nvidia_vgpu_vf" (vGPU 17+ on SR-IOV VFs)
+
+    def as_fact(self) -> dict:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "available_instances": self.available_instances,
+            "device_api": self.device_api,
+            "description": self.description,
+            "mechanism": self.mechanism,
+        }
+
+
+@dataclass
+class PciDevice:
+    address: str
+    sysfs_path: str
+    vendor_id: str | None = None
+    product_id: str | None = None
+    subsystem_vendor_id: str | None = None
+    subsystem_product_id: str | None = None
+    class_code: str | None = None
+    driver: str | None = None
+    numa_node: int | None = None
+    iommu_group: int | None = None
+    physfn: str | None = None
+    virtfns: list[str] = field(default_factory=list)
+    sriov_totalvfs: int | None = None
+    sriov_numvfs: int | None = None
+    mdev_types: list[MdevType] = field(default_factory=list)
+    is_boot_vga: bool = False
+    current_vgpu_type: str | None = None
+
+    @property
+    def is_bridge(self) -> bool:
+        return bool(self.class_code) and self.class_code.startswith(BRIDGE_CLASS_PREFIXES)
+
+    @property
+    def slot(self) -> str:
+        """domain:bus:device, the physical card a function belongs to."""
+        return self.address.rsplit(".", 1)[0]
+
+
+@dataclass
+class NumaNode:
+    id: int
+    cpus: list[int]
+    memory_mb: int | None
+
+
+@dataclass
+class HostHardware:
+    devices: dict[str, PciDevice]
+    iommu_groups: dict[int, list[str]]
+    numa_nodes: list[NumaNode]
+    cpu_vendor: str
+    iommu_enabled: bool
+    kernel_cmdline: str
+    warnings: list[str]
+
+    def group_peers(self, address: str) -> list[PciDevice]:
+        """The other endpoints (bridges excepted) that share ``address``'s IOMMU group."""
+        device = self.devices[address]
+        if device.iommu_group is None:
+            return []
+        members = self.iommu_groups.get(device.iommu_group, [])
+        return [
+            self.devices[m] for m in members if m != address and m in self.devices and not self.devices[m].is_bridge
+        ]
+
+
+# -- small parsers ---------------------------------------------------------------------------------
+def parse_int_list(text: str) -> list[int]:
+    """``0-3,8,10-11`` -> [0, 1, 2, 3, 8, 10, 11]; raises ValueError on garbage."""
+    out: list[int] = []
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        if sep:
+            out.extend(range(int(lo), int(hi) + 1))
+        else:
+            out.append(int(lo))
+    return out
+
+
+def _hex_attr(host: HostRoot, path: str, pattern: re.Pattern) -> str | None:
+    value = host.read_attr(path)
+    if value is None:
+        return None
+    match = pattern.match(value)
+    if not match:
+        host.warn(f"{path}: unexpected content {value[:40]!r}")
+        return None
+    return match.group(1).lower()
+
+
+def _int_attr(host: HostRoot, path: str) -> int | None:
+    value = host.read_attr(path)
+    if value is None:
+        return None
+    try:
+        return int(value, 0)
+    except ValueError:
+        host.warn(f"{path}: not an integer ({value[:40]!r})")
+        return None
+
+
+def _link_name(host: HostRoot, path: str) -> str | None:
+    target = host.readlink(path)
+    return target.rstrip("/").rsplit("/", 1)[-1] if target else None
+
+
+# -- the reader ------------------------------------------------------------------------------------
+def read_device(host: HostRoot, address: str) -> PciDevice | None:
+    link = f"/sys/bus/pci/devices/{address}"
+    path = host.resolve(link)
+    if not host.is_dir(path):
+        host.warn(f"{link}: device vanished or link is broken (points to {path})")
+        return None
+    dev = PciDevice(address=address, sysfs_path=path)
+    dev.vendor_id = _hex_attr(host, f"{path}/vendor", HEX16_RE)
+    dev.product_id = _hex_attr(host, f"{path}/device", HEX16_RE)
+    dev.subsystem_vendor_id = _hex_attr(host, f"{path}/subsystem_vendor", HEX16_RE)
+    dev.subsystem_product_id = _hex_attr(host, f"{path}/subsystem_device", HEX16_RE)
+    dev.class_code = _hex_attr(host, f"{path}/class", CLASS_RE)
+    if dev.vendor_id is None or dev.product_id is None:
+        host.warn(f"{path}: vendor or device ID unreadable; device {address} reported without them")
+    dev.driver = _link_name(host, f"{path}/driver")
+    numa = _int_attr(host, f"{path}/numa_node")
+    dev.numa_node = numa if numa is not None and numa >= 0 else None
+    group = _link_name(host, f"{path}/iommu_group")
+    if group is not None:
+        try:
+            dev.iommu_group = int(group)
+        except ValueError:
+            host.warn(f"{path}/iommu_group: link target {group!r} is not a group number")
+    physfn = _link_name(host, f"{path}/physfn")
+    dev.physfn = physfn if physfn and ADDRESS_RE.match(physfn) else None
+    entries = host.listdir(path)
+    virtfns = sorted((int(e[6:]), e) for e in entries if e.startswith("virtfn") and e[6:].isdigit())
+    for _unused, entry in virtfns:
+        vf = _link_name(host, f"{path}/{entry}")
+        if vf and ADDRESS_RE.match(vf):
+            dev.virtfns.append(vf)
+    if "sriov_totalvfs" in entries:
+        dev.sriov_totalvfs = _int_attr(host, f"{path}/sriov_totalvfs")
+        dev.sriov_numvfs = _int_attr(host, f"{path}/sriov_numvfs")
+    if "boot_vga" in entries:
+        dev.is_boot_vga = host.read_attr(f"{path}/boot_vga") == "1"
+    if "mdev_supported_types" in entries:
+        dev.mdev_types.extend(_read_mdev_types(host, f"{path}/mdev_supported_types"))
+    if "nvidia" in entries:
+        dev.mdev_types.extend(_read_nvidia_vf_types(host, f"{path}/nvidia"))
+        dev.current_vgpu_type = host.read_attr(f"{path}/nvidia/current_vgpu_type")
+    return dev
+
+
+def _read_mdev_types(host: HostRoot, base: str) -> list[MdevType]:
+    out = []
+    for name in host.listdir(base):
+        type_dir = f"{base}/{name}"
+        out.append(
+            MdevType(
+                type=name,
+                name=host.read_attr(f"{type_dir}/name"),
+                available_instances=_int_attr(host, f"{type_dir}/available_instances"),
+                device_api=host.read_attr(f"{type_dir}/device_api"),
+                description=(host.read_text(f"{type_dir}/description") or "").strip() or None,
+            )
+        )
+    return out
+
+
+_VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*$")
+
+
+def _read_nvidia_vf_types(host: HostRoot, base: str) -> list[MdevType]:
+    """NVIDIA vGPU 17+ on SR-IOV VFs: ``creatable_vgpu_types`` is a table of ``ID : name`` lines."""
+    text = host.read_text(f"{base}/creatable_vgpu_types")
+    if text is None:
+        return []
+    out = []
+    for line in text.splitlines()[1:]:
+        match = _VGPU_LINE.match(line)
+        if not match:
+            if line.strip():
+                host.warn(f"{base}/creatable_vgpu_types: cannot parse line {line[:60]!r}")
+            continue
+        out.append(
+            MdevType(
+                type=match.group(1),
+                name=match.group(2),
+                available_instances=1,
+                device_api="vfio-pci",
+                description=None,
+                mechanism="nvidia_vgpu_vf",
+            )
+        )
+    return out
+
+
+def read_numa_nodes(host: HostRoot) -> list[NumaNode]:
+    nodes = []
+    for entry in host.listdir("/sys/devices/system/node"):
+        if not (entry.startswith("node") and entry[4:].isdigit()):
+            continue
+        base = f"/sys/devices/system/node/{entry}"
+        cpulist = host.read_attr(f"{base}/cpulist")
+        try:
+            cpus = parse_int_list(cpulist) if cpulist else []
+        except ValueError:
+            host.warn(f"{base}/cpulist: cannot parse {cpulist[:40]!r}")
+            cpus = []
+        memory_mb = None
+        meminfo = host.read_text(f"{base}/meminfo")
+        if meminfo:
+            match = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
+            if match:
+                memory_mb = int(match.group(1)) // 1024
+            else:
+                host.warn(f"{base}/meminfo: no MemTotal line")
+        nodes.append(NumaNode(id=int(entry[4:]), cpus=cpus, memory_mb=memory_mb))
+    return sorted(nodes, key=lambda n: n.id)
+
+
+def read_cpu_vendor(host: HostRoot) -> str:
+    cpuinfo = host.read_text("/proc/cpuinfo")
+    if cpuinfo:
+        match = re.search(r"^vendor_id\s*:\s*(\S+)", cpuinfo, re.MULTILINE)
+        if match:
+            return {"GenuineIntel": "intel", "AuthenticAMD": "amd", "HygonGenuine": "amd"}.get(match.group(1), "other")
+    # No /proc/cpuinfo (an offline image): the IOMMU units still tell the vendor.
+    units = host.listdir("/sys/class/iommu")
+    if any(u.startswith("dmar") for u in units):
+        return "intel"
+    if any(u.startswith("ivhd") for u in units):
+        return "amd"
+    return "other"
+
+
+def read_host(host: HostRoot) -> HostHardware:
+    devices: dict[str, PciDevice] = {}
+    for address in host.listdir("/sys/bus/pci/devices", missing_ok=False):
+        if not ADDRESS_RE.match(address):
+            host.warn(f"/sys/bus/pci/devices/{address}: not a PCI address, skipped")
+            continue
+        device = read_device(host, address)
+        if device is not None:
+            devices[address] = device
+    groups: dict[int, list[str]] = {}
+    for name in host.listdir("/sys/kernel/iommu_groups"):
+        if not name.isdigit():
+            continue
+        members = [m for m in host.listdir(f"/sys/kernel/iommu_groups/{name}/devices") if ADDRESS_RE.match(m)]
+        if members:
+            groups[int(name)] = sorted(members)
+    # A device whose iommu_group link exists but whose group directory was not listed still counts.
+    for device in devices.values():
+        if device.iommu_group is not None:
+            members = groups.setdefault(device.iommu_group, [])
+            if device.address not in members:
+                members.append(device.address)
+                members.sort()
+    cmdline = (host.read_text("/proc/cmdline") or "").strip()
+    iommu_enabled = bool(groups) or bool(host.listdir("/sys/class/iommu"))
+    return HostHardware(
+        devices=devices,
+        iommu_groups=groups,
+        numa_nodes=read_numa_nodes(host),
+        cpu_vendor=read_cpu_vendor(host),
+        iommu_enabled=iommu_enabled,
+        kernel_cmdline=cmdline,
+        warnings=host.warnings,
+    )

@@ -1,0 +1,374 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Persistent (and optionally immediate) binding of PCI devices to vfio-pci, by IOMMU group.
+
+:func:`plan` reads the host and returns a :class:`VfioPlan`: the devices that end up on vfio-pci (the
+requested ones, every endpoint of their IOMMU groups, and every other device with the same
+vendor:product, since ``options vfio-pci ids=`` binds by ID), the refusals, and the file contents.
+:func:`apply` writes the files the plan says and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety as safety
+from ansible_collections.accel.openstack.plugins.module_utils._host.commands import (
+    MACHINE_SCOPE,
+    ROOT_SCOPE,
+    Command,
+    Outcome,
+    run_once,
+)
+
+MODPROBE_FILE = "/etc/modprobe.d/accel-openstack-vfio.conf"
+MODULES_LOAD_FILE = "/etc/modules-load.d/accel-openstack-vfio.conf"
+INITRAMFS_TOOLS_MODULES = "/etc/initramfs-tools/modules"
+DRACUT_FILE = "/etc/dracut.conf.d/accel-openstack-vfio.conf"
+BLOCK_BEGIN = "# BEGIN accel.openstack vfio-pci (managed by accel.openstack.vfio_pci)"
+BLOCK_END = "# END accel.openstack vfio-pci"
+VFIO_MODULES = ("vfio", "vfio_iommu_type1", "vfio_pci")
+HEADER = "# PCI devices handed to vfio-pci for passthrough; managed by accel.openstack.vfio_pci.\n"
+ADDRESS_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+ID_RE = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$")
+MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+# A driver's name in sysfs is not always its module's name.
+DRIVER_MODULES = {"xhci_hcd": "xhci_pci", "nvidia-gpu": "i2c_nvidia_gpu", "ucsi_ccg": "ucsi_ccg"}
+NOT_COMPETING = ("vfio_pci", "pci_stub", "pcieport")
+
+
+class VfioInputError(ValueError):
+    pass
+
+
+@dataclass
+class VfioPlan:
+    devices: list[dict]  # every device that ends up on vfio-pci
+    ids: list[str]
+    groups: list[safety.GroupPlan]
+    refusals: list[safety.SafetyRefusal]
+    files: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    commands: list[Command] = field(default_factory=list)
+    runtime: list[dict] = field(default_factory=list)  # sysfs writes for bind: now
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def files_changed(self) -> list[str]:
+        return [p for p, (old, new) in self.files.items() if (old or None) != new]
+
+    def diff(self) -> list[dict]:
+        return [
+            {"before_header": p, "after_header": p, "before": old or "", "after": new or ""}
+            for p, (old, new) in self.files.items()
+            if (old or None) != new
+        ]
+
+
+def normalize_address(text: str) -> str:
+    text = text.strip().lower()
+    return text if text.count(":") == 2 else "0000:" + text
+
+
+def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], list[str]]:
+    """Addresses asked for (by address, by ID, or by passthrough policy entries); and warnings."""
+    chosen: list[str] = []
+    warnings: list[str] = []
+    for item in devices or []:
+        text = str(item).strip()
+        if ID_RE.match(text):
+            vendor, product = text.lower().split(":")
+            matches = [
+                a for a, d in sorted(hardware.devices.items()) if (d.vendor_id, d.product_id) == (vendor, product)
+            ]
+            if not matches:
+                raise VfioInputError(
+                    f"devices: no PCI device with the ID {text} on this host; check it with lspci -nn "
+                    "or leave it out for this host"
+                )
+            chosen += [a for a in matches if a not in chosen]
+        elif ADDRESS_RE.match(text):
+            address = normalize_address(text)
+            if address not in hardware.devices:
+                raise VfioInputError(
+                    f"devices: {text} is not a PCI device on this host (no /sys/bus/pci/devices/{address}); "
+                    "check the address with lspci -D"
+                )
+            if address not in chosen:
+                chosen.append(address)
+        else:
+            raise VfioInputError(
+                f"devices: {text!r} is neither a PCI address (0000:41:00.0) nor a vendor:product ID of "
+                "4+4 hex digits (10de:2330, as lspci -nn shows it)"
+            )
+    for entry in policy_entries or []:
+        if entry.mode != "passthrough":
+            continue
+        if entry.device_type in ("type-VF", "type-PF"):
+            # SR-IOV network functions: libvirt detaches them itself (managed hostdev); binding them by ID
+            # at boot would take the VFs from the PF driver before Nova can use them.
+            continue
+        matches = [
+            a
+            for a, d in sorted(hardware.devices.items())
+            if entry.matches_ids(d.vendor_id, d.product_id) and entry.matches_address(a)
+        ]
+        if not matches:
+            warnings.append(f"{entry.label}: no {entry.vendor_id}:{entry.product_id} device on this host")
+        chosen += [a for a in matches if a not in chosen]
+    return chosen, warnings
+
+
+def expand(hardware, requested: list[str]) -> list[str]:
+    """Requested devices plus their group's endpoints plus every device sharing an ID with them."""
+    selected = list(requested)
+    for _round in range(16):
+        ids = {(hardware.devices[a].vendor_id, hardware.devices[a].product_id) for a in selected}
+        grown = list(selected)
+        for address, device in sorted(hardware.devices.items()):
+            if (device.vendor_id, device.product_id) in ids and address not in grown:
+                grown.append(address)
+        for address in list(grown):
+            device = hardware.devices[address]
+            if device.iommu_group is None:
+                continue
+            for member in hardware.iommu_groups.get(device.iommu_group, []):
+                peer = hardware.devices.get(member)
+                if peer is not None and not peer.is_bridge and member not in grown:
+                    grown.append(member)
+        if grown == selected:
+            break
+        selected = grown
+    return sorted(selected)
+
+
+def _module_of(host, driver: str) -> str:
+    link = host.readlink(f"/sys/bus/pci/drivers/{driver}/module")
+    if link:
+        return link.rstrip("/").rsplit("/", 1)[-1]
+    return DRIVER_MODULES.get(driver, driver.replace("-", "_"))
+
+
+def competing_modules(host, hardware, addresses: list[str]) -> list[str]:
+    """Modules that could claim the devices before vfio-pci does: their current drivers and the usual ones."""
+    modules: list[str] = []
+    for address in addresses:
+        device = hardware.devices[address]
+        names = []
+        if device.driver:
+            names.append(_module_of(host, device.driver))
+        cls = device.class_code or ""
+        if cls.startswith("03") and device.vendor_id == "10de":
+            names += ["nvidia", "nouveau"]
+        elif cls.startswith("03") and device.vendor_id == "1002":
+            names += ["amdgpu", "radeon"]
+        elif cls.startswith("0403"):
+            names.append("snd_hda_intel")
+        elif cls.startswith("0c03"):
+            names.append("xhci_pci")
+        for name in names:
+            if name not in NOT_COMPETING and name not in modules:
+                modules.append(name)
+    return sorted(modules)
+
+
+def render_modprobe(ids: list[str], softdeps: list[str], blacklist: list[str]) -> str:
+    lines = [HEADER.rstrip("\n"), f"options vfio-pci ids={','.join(ids)}"]
+    lines += [f"softdep {m} pre: vfio-pci" for m in softdeps]
+    lines += [f"blacklist {m}" for m in blacklist]
+    return "\n".join(lines) + "\n"
+
+
+def _with_block(text: str | None, body: list[str] | None) -> str | None:
+    """``text`` with our marked block set to ``body`` (or removed); lines outside it are kept as they are."""
+    lines = (text or "").splitlines()
+    if BLOCK_BEGIN in lines and BLOCK_END in lines[lines.index(BLOCK_BEGIN) :]:
+        start = lines.index(BLOCK_BEGIN)
+        end = lines.index(BLOCK_END, start)
+        lines = lines[:start] + lines[end + 1 :]
+    if body:
+        lines += [BLOCK_BEGIN] + body + [BLOCK_END]
+    if text is None and not body:
+        return None
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
+    for name in params.get("blacklist") or []:
+        if not MODULE_RE.match(name):
+            raise VfioInputError(f"blacklist: {name!r} is not a kernel module name (letters, digits, '_', '-')")
+    requested, warnings = select(hardware, params.get("devices") or [], policy_entries)
+    selected = expand(hardware, requested)
+    needs = safety.host_needs(host, hardware)
+    groups = safety.plan_groups(hardware, selected, needs, params.get("allow_drivers"))
+    refused = safety.refusals(groups)
+    ids = sorted({f"{hardware.devices[a].vendor_id}:{hardware.devices[a].product_id}" for a in selected})
+    devices = []
+    for address in selected:
+        device = hardware.devices[address]
+        devices.append(
+            {
+                "address": address,
+                "vendor_id": device.vendor_id,
+                "product_id": device.product_id,
+                "class_code": device.class_code,
+                "iommu_group": device.iommu_group,
+                "driver": device.driver,
+                "requested": address in requested,
+                "reason": "requested"
+                if address in requested
+                else (
+                    "shares the IOMMU group" if _shares_group(hardware, address, requested) else "same vendor:product"
+                ),
+            }
+        )
+    if selected and not hardware.iommu_enabled:
+        warnings.append(
+            "the IOMMU is off on the running kernel, so the IOMMU groups are unknown: the configuration is "
+            "written for the next boot, and the group check runs again once the IOMMU is on"
+        )
+    result = VfioPlan(devices, ids, groups, refused, warnings=warnings)
+    softdeps = competing_modules(host, hardware, selected)
+    blacklist = sorted(set(params.get("blacklist") or []))
+    result.files[MODPROBE_FILE] = (
+        host.read_text(MODPROBE_FILE),
+        render_modprobe(ids, softdeps, blacklist) if selected else None,
+    )
+    result.files[MODULES_LOAD_FILE] = (
+        host.read_text(MODULES_LOAD_FILE),
+        (HEADER + "\n".join(VFIO_MODULES) + "\n") if selected else None,
+    )
+    initramfs = params.get("initramfs", True)
+    rebuild = None
+    if initramfs and (host.is_dir("/etc/initramfs-tools") or finder("update-initramfs")):
+        old = host.read_text(INITRAMFS_TOOLS_MODULES)
+        result.files[INITRAMFS_TOOLS_MODULES] = (old, _with_block(old, list(VFIO_MODULES) if selected else None))
+        rebuild = Command(
+            ["update-initramfs", "-u", "-k", "all"],
+            ROOT_SCOPE,
+            "put vfio-pci and its options into the initramfs",
+            key="initramfs",
+        )
+    elif initramfs and (host.is_dir("/etc/dracut.conf.d") or finder("dracut")):
+        body = f'force_drivers+=" {" ".join(VFIO_MODULES)} "\n'
+        result.files[DRACUT_FILE] = (host.read_text(DRACUT_FILE), HEADER + body if selected else None)
+        rebuild = Command(
+            ["dracut", "--regenerate-all", "--force"],
+            ROOT_SCOPE,
+            "put vfio-pci and its options into the initramfs",
+            key="initramfs",
+        )
+    if rebuild is not None:
+        result.commands.append(rebuild)
+    if params.get("bind") == "now":
+        for entry in devices:
+            if entry["driver"] == "vfio-pci":
+                continue
+            result.runtime.append(entry)
+        if result.runtime:
+            result.commands.insert(
+                0, Command(["modprobe", "vfio-pci"], MACHINE_SCOPE, "load vfio-pci to bind now", key="modprobe-vfio")
+            )
+    return result
+
+
+def _shares_group(hardware, address: str, requested: list[str]) -> bool:
+    group = hardware.devices[address].iommu_group
+    return group is not None and any(hardware.devices[r].iommu_group == group for r in requested)
+
+
+def apply_files(host, vfio_plan: VfioPlan) -> list[str]:
+    changed = []
+    for path, (_old, new) in vfio_plan.files.items():
+        if new is None:
+            if host.remove(path):
+                changed.append(path)
+        elif host.write_text(path, new):
+            changed.append(path)
+    return changed
+
+
+def bind_now(host, entry: dict) -> None:
+    """driver_override, unbind from the current driver, drivers_probe: the kernel's own binding path."""
+    address = entry["address"]
+    base = f"/sys/bus/pci/devices/{address}"
+    _sysfs_write(host, f"{base}/driver_override", "vfio-pci")
+    if entry.get("driver"):
+        _sysfs_write(host, f"{base}/driver/unbind", address)
+    _sysfs_write(host, "/sys/bus/pci/drivers_probe", address)
+
+
+def _sysfs_write(host, host_path: str, value: str) -> None:
+    # sysfs attributes take a plain write(2); a temp file and rename would not reach the kernel.
+    with open(host.path(host_path), "w", encoding="ascii") as handle:
+        handle.write(value)
+
+
+def current_driver(host, address: str) -> str | None:
+    link = host.readlink(f"/sys/bus/pci/devices/{address}/driver")
+    return os.path.basename(link) if link else None
+
+
+class VfioRefused(RuntimeError):
+    pass
+
+
+def configure(host, commands, hardware, params: dict, policy_entries=None) -> dict:
+    """The whole vfio_pci change: plan, refuse or write, rebuild the initramfs, optionally bind now."""
+    vfio_plan = plan(host, hardware, commands.find, params, policy_entries)
+    warnings = list(vfio_plan.warnings)
+    if vfio_plan.refusals:
+        messages = [r.explain() for r in vfio_plan.refusals]
+        if not params.get("force"):
+            raise VfioRefused(" | ".join(messages))
+        warnings += ["force: true: " + m for m in messages]
+    files_changed = vfio_plan.files_changed
+    if not commands.check_mode:
+        apply_files(host, vfio_plan)
+    persistent = [c for c in vfio_plan.commands if c.key != "modprobe-vfio"]
+    ran = commands.request(persistent, bool(files_changed)) if persistent else False
+    bound = []
+    if vfio_plan.runtime:
+        loader = next(c for c in vfio_plan.commands if c.key == "modprobe-vfio")
+        if run_once(commands, loader):
+            for entry in vfio_plan.runtime:
+                bind_now(host, entry)
+                driver = current_driver(host, entry["address"])
+                if driver != "vfio-pci":
+                    raise VfioRefused(
+                        f"{entry['address']} is on {driver or 'no driver'} after binding to vfio-pci; "
+                        "see dmesg for why vfio-pci did not take it (is the IOMMU on?)"
+                    )
+                bound.append(entry["address"])
+        else:
+            for entry in vfio_plan.runtime:
+                commands.outcomes.append(
+                    Outcome(
+                        f"bind {entry['address']} to vfio-pci (driver_override, unbind, drivers_probe)",
+                        "would_run" if commands.check_mode and commands.is_running_system else "pending",
+                        "bind now instead of at the next boot",
+                        "" if commands.check_mode and commands.is_running_system else commands.outcomes[-1].reason,
+                    )
+                )
+    for entry in vfio_plan.devices:
+        if entry["address"] in bound:
+            entry["driver"] = "vfio-pci"
+    waiting = [e["address"] for e in vfio_plan.devices if e["driver"] != "vfio-pci"]
+    return {
+        "changed": bool(files_changed) or ran or bool(bound),
+        "devices": vfio_plan.devices,
+        "ids": vfio_plan.ids,
+        "groups": [
+            {"group": g.group, "members": [m.address for m in g.members], "refused": [m.address for m in g.refused]}
+            for g in vfio_plan.groups
+        ],
+        "files": files_changed,
+        "bound_now": bound,
+        "reboot_required": bool(waiting),
+        "waiting_for_reboot": waiting,
+        "commands": commands.results(),
+        "pending_commands": commands.pending_texts(),
+        "warnings_list": warnings,
+        "diff": vfio_plan.diff(),
+    }

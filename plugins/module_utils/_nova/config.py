@@ -1,0 +1,310 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Render Nova's accelerator configuration for a fleet from discovery facts and the device policy.
+
+:func:`render_fleet` is pure: hosts (facts) + policy + options -> the files Nova reads, as data
+(:class:`FleetRendering`). Writing them is :mod:`._ini_file`'s job. An INI file is represented as an
+ordered ``{section: {key: [values]}}``; a key with several values is written as repeated lines,
+which is how Nova's multi-valued options (``[pci] device_spec``, ``[pci] alias``) are read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import HostSelection, select
+
+LAYOUTS = ("kolla", "nova_conf_d")
+# Nova 34's default [filter_scheduler] enabled_filters; PciPassthroughFilter is appended.
+NOVA_DEFAULT_FILTERS = (
+    "ComputeFilter",
+    "ComputeCapabilitiesFilter",
+    "ImagePropertiesFilter",
+    "ServerGroupAntiAffinityFilter",
+    "ServerGroupAffinityFilter",
+)
+PCI_FILTER = "PciPassthroughFilter"
+PROVIDER_CONFIG_SCHEMA = "1.0"
+
+IniConfig = dict[str, dict[str, list[str]]]
+
+
+class RenderError(Exception):
+    """The fleet cannot be rendered; ``errors`` lists every reason with its fix."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass
+class HostInput:
+    """One host as the renderer needs it."""
+
+    name: str
+    facts: dict
+    hypervisor_hostname: str | None = None
+    compute_node_traits: tuple[str, ...] = ()
+    compute_node_inventories: dict = field(default_factory=dict)
+
+    @property
+    def nodename(self) -> str:
+        return self.hypervisor_hostname or self.name
+
+
+@dataclass
+class Options:
+    report_in_placement: bool = False
+    pci_in_placement: bool = False
+    enabled_filters: tuple[str, ...] = NOVA_DEFAULT_FILTERS
+
+
+@dataclass
+class FleetRendering:
+    compute: dict[str, IniConfig]  # inventory hostname -> the nova-compute fragment
+    api: IniConfig
+    scheduler: IniConfig
+    provider_configs: dict[str, dict]  # inventory hostname -> provider config document (only when needed)
+    selections: dict[str, HostSelection]
+    warnings: list[str]
+
+
+def _json(value: dict) -> str:
+    return json.dumps(value, separators=(", ", ": "))
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+# -- [pci] device_spec ----------------------------------------------------------------------------
+def device_spec_values(selection: HostSelection) -> list[str]:
+    """One JSON object per line, by vendor/product where an entry takes every device of its model on
+    the host, by address otherwise."""
+    values: list[str] = []
+    for item in selection.passthrough:
+        entry = item.entry
+        tags: dict[str, str] = {}
+        if item.resource_class:
+            tags["resource_class"] = item.resource_class
+        if entry.traits:
+            tags["traits"] = ",".join(entry.traits)
+        if entry.live_migratable is not None:
+            tags["live_migratable"] = _flag(entry.live_migratable)
+        if item.managed is not None:
+            tags["managed"] = "yes" if item.managed else "no"
+        if item.by_address:
+            for device in item.devices:
+                spec = {"address": naming.normalize_address(device["address"])}
+                spec.update(vendor_id=entry.vendor_id, product_id=entry.product_id, **tags)
+                values.append(_json(spec))
+        else:
+            values.append(_json({"vendor_id": entry.vendor_id, "product_id": entry.product_id, **tags}))
+    return values
+
+
+# -- [pci] alias --------------------------------------------------------------------------------
+def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]) -> tuple[list[str], list[str]]:
+    """The alias lines for the whole fleet (identical on every service) and the errors found."""
+    errors: list[str] = []
+    seen_types: dict[int, set[str]] = {}
+    vgpu_vf: dict[int, str] = {}
+    for selection in selections.values():
+        for item in selection.passthrough:
+            seen_types.setdefault(item.entry.index, set()).update(naming.nova_device_type(d) for d in item.devices)
+            if item.vgpu_vf:
+                vgpu_vf[item.entry.index] = item.resource_class
+    values: list[str] = []
+    chosen_type: dict[str, str] = {}
+    for entry in policy:
+        if entry.mode != "passthrough" and entry.index not in vgpu_vf:
+            continue
+        device_type = entry.device_type
+        if not device_type:
+            found = seen_types.get(entry.index, set())
+            if len(found) > 1:
+                errors.append(
+                    f"{entry.label}: matches devices of types {', '.join(sorted(found))} across the fleet; "
+                    "an alias has one device_type: set device_type or split the entry by addresses"
+                )
+                continue
+            device_type = found.pop() if found else naming.TYPE_PCI
+        first = chosen_type.setdefault(entry.name, device_type)
+        if first != device_type:
+            errors.append(
+                f"{entry.label}: alias {entry.name} resolves to device_type {device_type} here and "
+                f"{first} in another entry of the same name; Nova refuses that: set device_type on both "
+                "entries"
+            )
+            continue
+        alias = {"name": entry.name, "vendor_id": entry.vendor_id, "product_id": entry.product_id}
+        alias["device_type"] = device_type
+        if entry.numa_policy:
+            alias["numa_policy"] = entry.numa_policy
+        resource_class = vgpu_vf.get(entry.index, entry.resource_class)
+        if resource_class:
+            alias["resource_class"] = resource_class
+        if entry.traits:
+            alias["traits"] = ",".join(entry.traits)
+        if entry.live_migratable is not None:
+            alias["live_migratable"] = _flag(entry.live_migratable)
+        values.append(_json(alias))
+    return values, errors
+
+
+# -- per service --------------------------------------------------------------------------------
+def compute_config(selection: HostSelection, aliases: list[str], options: Options) -> IniConfig:
+    config: IniConfig = {}
+    pci: dict[str, list[str]] = {}
+    specs = device_spec_values(selection)
+    if specs:
+        pci["device_spec"] = specs
+    if aliases:
+        pci["alias"] = list(aliases)
+    if options.report_in_placement:
+        pci["report_in_placement"] = ["true"]
+    if pci:
+        config["pci"] = pci
+    vgpu = [item for item in selection.vgpu if item.parents]
+    if vgpu:
+        config["devices"] = {"enabled_mdev_types": [", ".join(item.entry.mdev_type for item in vgpu)]}
+        for item in vgpu:
+            section = {
+                "device_addresses": [
+                    ",".join(naming.normalize_address(d["address"]) for d in item.parents),
+                ],
+                "mdev_class": [item.mdev_class],
+            }
+            if item.entry.max_instances:
+                section["max_instances"] = [str(item.entry.max_instances)]
+            config[f"mdev_{item.entry.mdev_type}"] = section
+    return config
+
+
+def scheduler_config(aliases: list[str], options: Options) -> IniConfig:
+    config: IniConfig = {}
+    if aliases:
+        config["pci"] = {"alias": list(aliases)}
+    filters = list(options.enabled_filters)
+    if PCI_FILTER not in filters:
+        filters.append(PCI_FILTER)
+    scheduler = {"enabled_filters": [",".join(filters)]}
+    if options.pci_in_placement:
+        scheduler["pci_in_placement"] = ["true"]
+    config["filter_scheduler"] = scheduler
+    return config
+
+
+def api_config(aliases: list[str], options: Options) -> IniConfig:
+    config: IniConfig = {}
+    if aliases:
+        config["pci"] = {"alias": list(aliases)}
+    if options.pci_in_placement:
+        config["filter_scheduler"] = {"pci_in_placement": ["true"]}
+    return config
+
+
+def provider_config(host: HostInput, selection: HostSelection) -> dict | None:
+    """Nova provider config for custom traits/inventories Nova cannot set from nova.conf."""
+    providers = []
+    if host.compute_node_traits or host.compute_node_inventories:
+        provider: dict = {"identification": {"uuid": "$COMPUTE_NODE"}}
+        if host.compute_node_inventories:
+            additional = []
+            for resource_class, amount in sorted(host.compute_node_inventories.items()):
+                inv = {"total": amount} if isinstance(amount, int) else dict(sorted(amount.items()))
+                additional.append({resource_class: inv})
+            provider["inventories"] = {"additional": additional}
+        if host.compute_node_traits:
+            provider["traits"] = {"additional": sorted(host.compute_node_traits)}
+        providers.append(provider)
+    for item in selection.vgpu:
+        if not item.entry.traits:
+            continue
+        for device in item.parents:
+            providers.append(
+                {
+                    "identification": {"name": naming.vgpu_provider_name(host.nodename, device["address"])},
+                    "traits": {"additional": sorted(item.entry.traits)},
+                }
+            )
+    if not providers:
+        return None
+    return {"meta": {"schema_version": PROVIDER_CONFIG_SCHEMA}, "providers": providers}
+
+
+def _check_host_input(host: HostInput, errors: list[str]) -> None:
+    for trait in host.compute_node_traits:
+        problem = naming.trait_problem(trait)
+        if problem:
+            errors.append(f"{host.name}: compute node trait {trait!r} {problem}")
+    for resource_class, amount in host.compute_node_inventories.items():
+        if not naming.CUSTOM_NAME.match(str(resource_class)):
+            errors.append(
+                f"{host.name}: compute node inventory {resource_class!r} is not a custom resource class; "
+                "Nova's provider config only adds CUSTOM_ classes, "
+                f"e.g. {naming.custom_name(str(resource_class))!r}"
+            )
+        total = amount if isinstance(amount, int) else (amount or {}).get("total")
+        if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+            errors.append(
+                f"{host.name}: compute node inventory {resource_class} needs a whole-number total of at least 1"
+            )
+
+
+def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | None = None) -> FleetRendering:
+    """Everything Nova needs on every host; raises :class:`RenderError` (policy errors included)."""
+    options = options or Options()
+    policy = parse_policy(policy_raw)
+    errors: list[str] = []
+    warnings: list[str] = []
+    names = [h.name for h in hosts]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        errors.append(f"host {name} is given more than once; list each host once")
+    if options.pci_in_placement and not options.report_in_placement:
+        errors.append(
+            "pci_in_placement needs report_in_placement on the compute hosts; turn both on "
+            "(accel_nova_report_in_placement: true)"
+        )
+    if options.pci_in_placement:
+        names_used = [e.name for e in policy if e.mode == "passthrough"]
+        for name in sorted({n for n in names_used if names_used.count(n) > 1}):
+            errors.append(
+                f"alias {name} is defined by several passthrough entries; with pci_in_placement Nova "
+                "allows one spec per alias: give each entry its own name"
+            )
+    selections: dict[str, HostSelection] = {}
+    for host in hosts:
+        _check_host_input(host, errors)
+        selection = select(host.nodename, host.facts or {}, policy, options.report_in_placement)
+        selections[host.name] = selection
+        errors.extend(selection.errors)
+        warnings.extend(selection.warnings)
+    matched = set().union(*(s.matched_entries for s in selections.values())) if selections else set()
+    for entry in policy:
+        if entry.index not in matched:
+            warnings.append(
+                f"{entry.label} ({entry.vendor_id}:{entry.product_id}) matches no device on any host; "
+                "check the IDs against accel_pci_devices or remove the entry"
+            )
+    aliases, alias_errors = alias_values(policy, selections)
+    errors.extend(alias_errors)
+    if errors:
+        raise RenderError(errors)
+    return FleetRendering(
+        compute={h.name: compute_config(selections[h.name], aliases, options) for h in hosts},
+        api=api_config(aliases, options),
+        scheduler=scheduler_config(aliases, options),
+        provider_configs={h.name: doc for h in hosts if (doc := provider_config(h, selections[h.name])) is not None},
+        selections=selections,
+        warnings=warnings,
+    )
+
+
+def render_host(facts: dict, policy_raw: object, hostname: str, **options) -> IniConfig:
+    """The nova-compute fragment of one host (aliases from this host's devices only)."""
+    host = HostInput(name=hostname, facts=facts)
+    return render_fleet([host], policy_raw, Options(**options)).compute[hostname]

@@ -1,0 +1,345 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The device policy: what each device model on the fleet becomes in Nova.
+
+``accel_device_policy`` is a list of entries. :func:`parse_policy` validates every field of every
+entry and returns either the typed entries or one error per bad field, each naming the entry, the
+field and the fix. Nothing here reads hosts: matching entries against discovery facts lives in
+:mod:`._nova_config`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+
+MODES = ("passthrough", "vgpu", "none")
+KNOWN_KEYS = (
+    "name",
+    "vendor_id",
+    "product_id",
+    "mode",
+    "addresses",
+    "resource_class",
+    "traits",
+    "numa_policy",
+    "device_type",
+    "mdev_type",
+    "mdev_class",
+    "live_migratable",
+    "managed",
+    "max_instances",
+)
+# Keys that only mean something for one mode.
+PASSTHROUGH_ONLY = ("resource_class", "numa_policy", "device_type", "live_migratable")
+VGPU_ONLY = ("mdev_type", "mdev_class", "max_instances")
+ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$")
+MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+TRUE_STRINGS = ("true", "yes", "on", "1")
+FALSE_STRINGS = ("false", "no", "off", "0")
+
+
+class PolicyError(Exception):
+    """The policy is invalid; ``errors`` holds one message per bad field."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class PolicyEntry:
+    """One validated entry of ``accel_device_policy``."""
+
+    index: int
+    name: str
+    vendor_id: str
+    product_id: str
+    mode: str
+    addresses: tuple[str, ...] = ()
+    resource_class: str | None = None
+    traits: tuple[str, ...] = ()
+    numa_policy: str | None = None
+    device_type: str | None = None
+    mdev_type: str | None = None
+    mdev_class: str | None = None
+    live_migratable: bool | None = None
+    managed: bool | None = None
+    max_instances: int | None = None
+    raw: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"device policy entry {self.index} (name: {self.name})"
+
+    def matches_ids(self, vendor_id: str | None, product_id: str | None) -> bool:
+        return vendor_id == self.vendor_id and product_id == self.product_id
+
+    def matches_address(self, address: str) -> bool:
+        return not self.addresses or naming.normalize_address(address) in self.addresses
+
+
+def _label(index: int, raw: object) -> str:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return f"device policy entry {index} (name: {name})" if name else f"device policy entry {index}"
+
+
+def _bool(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_STRINGS + FALSE_STRINGS:
+        return value.strip().lower() in TRUE_STRINGS
+    return None
+
+
+def _hex4(label: str, key: str, value: object, example: str, errors: list[str]) -> str | None:
+    if value is None or value == "":
+        errors.append(
+            f'{label}: {key} is missing; give the 4-hex-digit PCI {key.split("_")[0]} ID, e.g. "{example}" '
+            "(lspci -nn shows vendor:product as [10de:2330])"
+        )
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        errors.append(
+            f"{label}: {key} {value!r} was read as a number; quote it in YAML so it stays 4 hex digits, "
+            f'e.g. "{value:04d}"'
+        )
+        return None
+    if not isinstance(value, str) or not naming.HEX4.match(value.strip()):
+        errors.append(f'{label}: {key} {value!r} is not 4 hex digits; write it as lspci -nn shows it, e.g. "{example}"')
+        return None
+    return value.strip().lower()
+
+
+def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | None:
+    label = _label(index, raw)
+    if not isinstance(raw, dict):
+        errors.append(f"{label}: must be a mapping with name, vendor_id, product_id and mode, got {raw!r}")
+        return None
+    before = len(errors)
+    unknown = sorted(set(raw) - set(KNOWN_KEYS))
+    for key in unknown:
+        errors.append(f"{label}: unknown key {key!r}; the keys are {', '.join(KNOWN_KEYS)}")
+
+    name = raw.get("name")
+    if not isinstance(name, str) or not ALIAS_NAME.match(name):
+        errors.append(
+            f"{label}: name {name!r} is not a usable PCI alias name; use letters, digits, '_', '.' or '-' "
+            "(flavors request it as pci_passthrough:alias=NAME:COUNT), e.g. 'h100'"
+        )
+    vendor_id = _hex4(label, "vendor_id", raw.get("vendor_id"), "10de", errors)
+    product_id = _hex4(label, "product_id", raw.get("product_id"), "2330", errors)
+
+    mode = raw.get("mode")
+    if mode not in MODES:
+        errors.append(f"{label}: mode {mode!r} is not one of {', '.join(MODES)}; say what this model becomes")
+
+    addresses: list[str] = []
+    raw_addresses = raw.get("addresses")
+    if raw_addresses is not None:
+        if not isinstance(raw_addresses, list) or not raw_addresses:
+            errors.append(f"{label}: addresses must be a non-empty list of PCI addresses like '0000:41:00.0'")
+        else:
+            for address in raw_addresses:
+                if not isinstance(address, str) or not naming.ADDRESS.match(address.strip()):
+                    errors.append(
+                        f"{label}: addresses item {address!r} is not a full PCI address; write "
+                        "domain:bus:slot.function as in /sys/bus/pci/devices, e.g. '0000:41:00.0'"
+                    )
+                else:
+                    addresses.append(naming.normalize_address(address))
+            duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
+            if duplicates:
+                errors.append(f"{label}: addresses lists {', '.join(duplicates)} more than once; list each once")
+
+    resource_class = raw.get("resource_class")
+    if resource_class is not None:
+        problem = naming.resource_class_problem(resource_class)
+        if problem:
+            errors.append(f"{label}: resource_class {resource_class!r} {problem}")
+
+    traits = raw.get("traits")
+    trait_list: list[str] = []
+    if traits is not None:
+        if not isinstance(traits, list):
+            errors.append(f"{label}: traits must be a list of trait names like ['CUSTOM_GPU_H100']")
+        else:
+            for trait in traits:
+                problem = naming.trait_problem(trait)
+                if problem:
+                    errors.append(f"{label}: traits item {trait!r} {problem}")
+                else:
+                    trait_list.append(trait)
+
+    numa_policy = raw.get("numa_policy")
+    if numa_policy is not None and numa_policy not in naming.NUMA_POLICIES:
+        errors.append(
+            f"{label}: numa_policy {numa_policy!r} is not one of {', '.join(naming.NUMA_POLICIES)} "
+            "(Nova's PCI NUMA affinity policies)"
+        )
+    device_type = raw.get("device_type")
+    if device_type is not None and device_type not in naming.DEVICE_TYPES:
+        errors.append(
+            f"{label}: device_type {device_type!r} is not one of {', '.join(naming.DEVICE_TYPES)}; "
+            "use type-VF for SR-IOV virtual functions, type-PF for a whole SR-IOV device, type-PCI otherwise"
+        )
+
+    mdev_type = raw.get("mdev_type")
+    if mode == "vgpu" and (not isinstance(mdev_type, str) or not MDEV_TYPE.match(mdev_type)):
+        errors.append(
+            f"{label}: mode vgpu needs mdev_type, the type name the host driver offers, e.g. 'nvidia-735' "
+            "(see accel_pci_devices[].mdev_types[].type in the discovery facts)"
+        )
+    mdev_class = raw.get("mdev_class")
+    if mdev_class is not None and (not isinstance(mdev_class, str) or not naming.MDEV_CLASS.match(mdev_class)):
+        errors.append(
+            f"{label}: mdev_class {mdev_class!r} is not VGPU or a custom resource class; "
+            "use VGPU or a name matching CUSTOM_[A-Z0-9_]+, e.g. 'CUSTOM_VGPU_A16_4Q'"
+        )
+    max_instances = raw.get("max_instances")
+    if max_instances is not None and (
+        isinstance(max_instances, bool) or not isinstance(max_instances, int) or max_instances < 1
+    ):
+        errors.append(f"{label}: max_instances {max_instances!r} must be a whole number of at least 1")
+
+    flags: dict[str, bool | None] = {}
+    for key in ("live_migratable", "managed"):
+        value = raw.get(key)
+        flags[key] = None if value is None else _bool(value)
+        if value is not None and flags[key] is None:
+            errors.append(f"{label}: {key} {value!r} is not a boolean; write true or false")
+
+    if mode == "passthrough":
+        for key in VGPU_ONLY:
+            if raw.get(key) is not None:
+                errors.append(f"{label}: {key} applies to mode vgpu only; remove it or set mode: vgpu")
+    elif mode == "vgpu":
+        for key in PASSTHROUGH_ONLY:
+            if raw.get(key) is not None:
+                hint = "use mdev_class for the vGPU resource class" if key == "resource_class" else "remove it"
+                errors.append(f"{label}: {key} applies to mode passthrough only; {hint}")
+    elif mode == "none":
+        for key in PASSTHROUGH_ONLY + VGPU_ONLY + ("traits", "managed"):
+            if raw.get(key) is not None:
+                errors.append(f"{label}: {key} has no effect with mode none; remove it")
+
+    if len(errors) > before:
+        return None
+    return PolicyEntry(
+        index=index,
+        name=name,
+        vendor_id=vendor_id,
+        product_id=product_id,
+        mode=mode,
+        addresses=tuple(addresses),
+        resource_class=resource_class,
+        traits=tuple(trait_list),
+        numa_policy=numa_policy,
+        device_type=device_type,
+        mdev_type=mdev_type if mode == "vgpu" else None,
+        mdev_class=mdev_class,
+        live_migratable=flags["live_migratable"],
+        managed=flags["managed"],
+        max_instances=max_instances,
+        raw=dict(raw),
+    )
+
+
+def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
+    """Checks between entries that hold whatever the hosts look like."""
+    by_name: dict[str, PolicyEntry] = {}
+    for entry in entries:
+        first = by_name.setdefault(entry.name, entry)
+        if first is entry:
+            continue
+        if first.mode != entry.mode:
+            errors.append(
+                f"{entry.label}: name is already used by entry {first.index} with mode {first.mode}; "
+                "an alias name must mean one mode; rename one of them"
+            )
+            continue
+        if entry.mode == "vgpu":
+            errors.append(
+                f"{entry.label}: name is already used by vgpu entry {first.index}; give each vGPU entry its own name"
+            )
+            continue
+        if (first.device_type or None) != (entry.device_type or None):
+            errors.append(
+                f"{entry.label}: device_type {entry.device_type!r} differs from {first.device_type!r} "
+                f"in entry {first.index} of the same alias name; Nova refuses same-name aliases with "
+                "different "
+                "device_type: set the same device_type on both or rename one"
+            )
+        if (first.numa_policy or None) != (entry.numa_policy or None):
+            errors.append(
+                f"{entry.label}: numa_policy {entry.numa_policy!r} differs from {first.numa_policy!r} "
+                f"in entry {first.index} of the same alias name; Nova refuses same-name aliases with "
+                "different "
+                "numa_policy: set the same numa_policy on both or rename one"
+            )
+
+    # Two vGPU types on one physical address (only checkable here when addresses are explicit).
+    vgpu_by_address: dict[str, PolicyEntry] = {}
+    for entry in entries:
+        if entry.mode != "vgpu":
+            continue
+        for address in entry.addresses:
+            other = vgpu_by_address.setdefault(address, entry)
+            if other is not entry and other.mdev_type != entry.mdev_type:
+                errors.append(
+                    f"{entry.label}: address {address} is already given mdev_type {other.mdev_type} by entry "
+                    f"{other.index}; Nova allows one vGPU type per physical device: remove the address from "
+                    "one entry"
+                )
+    # One device model split between entries: each must say which addresses it takes.
+    by_ids: dict[tuple[str, str], list[PolicyEntry]] = {}
+    for entry in entries:
+        by_ids.setdefault((entry.vendor_id, entry.product_id), []).append(entry)
+    for (vendor_id, product_id), group in by_ids.items():
+        if len(group) < 2:
+            continue
+        catch_all = [e for e in group if not e.addresses]
+        if catch_all:
+            others = ", ".join(str(e.index) for e in group if e is not catch_all[0])
+            errors.append(
+                f"{catch_all[0].label}: {vendor_id}:{product_id} is also selected by entry {others}; "
+                "when one model is split between entries, every entry must list its addresses"
+            )
+            continue
+        seen: dict[str, PolicyEntry] = {}
+        for entry in group:
+            for address in entry.addresses:
+                other = seen.setdefault(address, entry)
+                if other is not entry and not (entry.mode == other.mode == "vgpu"):
+                    errors.append(
+                        f"{entry.label}: address {address} is also listed by entry {other.index}; "
+                        "a device can be in one entry only: remove it from one"
+                    )
+
+
+def parse_policy(raw: object) -> list[PolicyEntry]:
+    """Validate ``accel_device_policy``; raise :class:`PolicyError` with one message per bad field."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise PolicyError(
+            [f"device policy must be a list of entries (name, vendor_id, product_id, mode), got {type(raw).__name__}"]
+        )
+    errors: list[str] = []
+    entries = [e for e in (_parse_entry(i, item, errors) for i, item in enumerate(raw, start=1)) if e]
+    if not errors:
+        _cross_checks(entries, errors)
+    if errors:
+        raise PolicyError(errors)
+    return entries
+
+
+def policy_errors(raw: object) -> list[str]:
+    """Every problem of ``raw`` as a list of messages; empty when the policy is valid."""
+    try:
+        parse_policy(raw)
+    except PolicyError as exc:
+        return exc.errors
+    return []

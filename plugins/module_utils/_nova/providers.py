@@ -1,0 +1,186 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The resource providers nova-compute will report for a host, predicted from facts and the policy.
+
+The prediction follows Nova 34 (libvirt driver, PCI-in-Placement translator):
+
+- the compute node provider, named after the hypervisor hostname, with VCPU (every CPU of every NUMA
+  node), MEMORY_MB (their memory; ``reserved_host_memory_mb`` reserved) and DISK_GB (given: facts do
+  not tell how large the instance store is; 0 leaves DISK_GB out);
+- with ``report_in_placement``, one provider per passed-through device (type-PCI / type-PF) named
+  ``<hostname>_<ADDRESS>``, and one per PF whose VFs are passed through, counting the VFs;
+- one child provider per mdev-capable device with an enabled vGPU type, named
+  ``<hostname>_pci_0000_84_00_0``, holding ``available_instances`` of the type's class.
+
+Traits Nova derives from the CPU and the hypervisor (``COMPUTE_*``, ``HW_CPU_*``) are not predicted;
+the compute node carries ``COMPUTE_NODE`` and ``OWNER_NOVA`` plus what the provider config adds.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import (
+    HostSelection,
+    PassthroughSelection,
+    select,
+)
+
+DEFAULTS = {
+    "disk_gb": 0,
+    "cpu_allocation_ratio": 4.0,
+    "ram_allocation_ratio": 1.0,
+    "disk_allocation_ratio": 1.0,
+    "reserved_host_memory_mb": 512,
+    "reserved_host_disk_gb": 0,
+    "reserved_host_cpus": 0,
+}
+
+
+class PredictionError(Exception):
+    """The facts or the policy do not allow a prediction; the message names the fix."""
+
+
+def inventory(total: int, reserved: int = 0, allocation_ratio: float = 1.0, max_unit: int | None = None) -> dict:
+    return {
+        "total": int(total),
+        "reserved": int(reserved),
+        "min_unit": 1,
+        "max_unit": int(total if max_unit is None else max_unit),
+        "step_size": 1,
+        "allocation_ratio": float(allocation_ratio),
+    }
+
+
+def pci_traits(entry: PolicyEntry) -> list[str]:
+    """The traits Nova puts on a PCI provider for a device matched by ``entry``."""
+    traits = set(entry.traits) | {naming.TRAIT_MANAGED_PCI, naming.TRAIT_OWNER_NOVA}
+    if entry.live_migratable:
+        traits.add(naming.TRAIT_LIVE_MIGRATABLE)
+    return sorted(traits)
+
+
+def pci_resource_class(item: PassthroughSelection, device: dict) -> str:
+    if item.resource_class:
+        return item.resource_class
+    return naming.default_pci_resource_class(device["vendor_id"], device["product_id"])
+
+
+def _compute_node(hostname: str, facts: dict, options: dict) -> dict:
+    nodes = facts.get("accel_numa_nodes") or []
+    cpus = sum(len(node.get("cpus") or []) for node in nodes)
+    memory_mb = sum(int(node.get("memory_mb") or 0) for node in nodes)
+    inventories: dict[str, dict] = {}
+    if cpus:
+        inventories["VCPU"] = inventory(
+            cpus, options["reserved_host_cpus"], options["cpu_allocation_ratio"], max_unit=cpus
+        )
+    if memory_mb:
+        inventories["MEMORY_MB"] = inventory(
+            memory_mb, options["reserved_host_memory_mb"], options["ram_allocation_ratio"]
+        )
+    if options["disk_gb"]:
+        inventories["DISK_GB"] = inventory(
+            options["disk_gb"], options["reserved_host_disk_gb"], options["disk_allocation_ratio"]
+        )
+    for resource_class, amount in sorted((options.get("provider_inventories") or {}).items()):
+        inventories[resource_class] = inventory(**_inventory_args(amount))
+    traits = {naming.TRAIT_COMPUTE_NODE, naming.TRAIT_OWNER_NOVA} | set(options.get("provider_traits") or [])
+    return {
+        "name": hostname,
+        "parent_name": None,
+        "inventories": inventories,
+        "traits": sorted(traits),
+        "aggregates": [],
+    }
+
+
+def _inventory_args(amount: object) -> dict:
+    if isinstance(amount, int):
+        return {"total": amount}
+    if isinstance(amount, dict) and isinstance(amount.get("total"), int):
+        keys = ("total", "reserved", "allocation_ratio", "max_unit")
+        return {k: amount[k] for k in keys if k in amount}
+    raise PredictionError(f"provider inventory {amount!r} needs a whole-number total, e.g. {{total: 4}}")
+
+
+def _pci_providers(selection: HostSelection) -> list[dict]:
+    providers: dict[str, dict] = {}
+    for item in selection.passthrough:
+        for device in item.devices:
+            _add_pci_device(providers, selection.hostname, item, device)
+    return [providers[name] for name in sorted(providers)]
+
+
+def _add_pci_device(providers: dict, hostname: str, item: PassthroughSelection, device: dict) -> None:
+    owner = device.get("physfn") or device["address"]
+    name = naming.pci_provider_name(hostname, owner)
+    resource_class = pci_resource_class(item, device)
+    provider = providers.setdefault(
+        name,
+        {
+            "name": name,
+            "parent_name": hostname,
+            "inventories": {},
+            "traits": pci_traits(item.entry),
+            "aggregates": [],
+        },
+    )
+    count = provider["inventories"].get(resource_class, {}).get("total", 0) + 1
+    provider["inventories"][resource_class] = inventory(count)
+
+
+def _vgpu_providers(selection: HostSelection, traits_by_entry: dict[int, list[str]]) -> list[dict]:
+    providers = []
+    for item in selection.vgpu:
+        used = 0
+        for device in item.parents:
+            total = item.available_instances(device)
+            limit = item.entry.max_instances
+            if limit and used + total > limit:
+                continue  # Nova drops a device whose instances would pass the type's max_instances
+            used += total
+            if total <= 0:
+                continue  # Nova omits a provider with nothing to offer
+            providers.append(
+                {
+                    "name": naming.vgpu_provider_name(selection.hostname, device["address"]),
+                    "parent_name": selection.hostname,
+                    "inventories": {item.mdev_class: inventory(total)},
+                    "traits": sorted({naming.TRAIT_OWNER_NOVA, *traits_by_entry.get(item.entry.index, [])}),
+                    "aggregates": [],
+                }
+            )
+    return sorted(providers, key=lambda p: p["name"])
+
+
+def predict_providers(
+    facts: dict,
+    policy: list[PolicyEntry],
+    hostname: str,
+    report_in_placement: bool = False,
+    **options,
+) -> list[dict]:
+    """The providers of ``hostname``'s tree, parent first (compute node, then PCI, then vGPU providers)."""
+    unknown = sorted(set(options) - set(DEFAULTS) - {"provider_traits", "provider_inventories"})
+    if unknown:
+        raise PredictionError(f"unknown prediction option(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
+    settings = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None}}
+    selection = select(hostname, facts, policy, report_in_placement)
+    if selection.errors:
+        raise PredictionError("; ".join(selection.errors))
+    providers = [_compute_node(hostname, facts, settings)]
+    if report_in_placement:
+        providers.extend(_pci_providers(selection))
+    vgpu_traits = {e.index: list(e.traits) for e in policy if e.mode == "vgpu" and e.traits}
+    providers.extend(_vgpu_providers(selection, vgpu_traits))
+    return providers
+
+
+def nova_providers(facts: dict, policy: object, hostname: str, report_in_placement: bool = False, **options):
+    """Filter entry point: validates the raw policy, then predicts (see :func:`predict_providers`)."""
+    if not hostname:
+        raise PredictionError("hostname is empty; give the hypervisor hostname nova-compute reports")
+    if not isinstance(facts, dict):
+        raise PredictionError("facts must be the host's accel_* discovery facts (a mapping)")
+    return predict_providers(facts, parse_policy(policy), hostname, report_in_placement, **options)

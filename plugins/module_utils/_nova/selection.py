@@ -1,0 +1,210 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which devices of one host each device policy entry selects, and the checks that need the host.
+
+Input: the host's discovery facts (``accel_pci_devices`` and friends, as ``pci_facts`` sets them) and
+the parsed policy. Output: a :class:`HostSelection` that the Nova config renderer and the provider
+prediction both read, so the config Nova gets and the providers we predict can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry
+
+VFIO_DRIVER = "vfio-pci"
+# How discovery marks vGPU types offered per SR-IOV VF by the NVIDIA vGPU 17+ host driver (no mdev bus).
+VF_VGPU_MECHANISM = "nvidia_vgpu_vf"
+
+
+@dataclass
+class PassthroughSelection:
+    entry: PolicyEntry
+    devices: list[dict]
+    by_address: bool  # True when the entry does not take every device of its model on this host
+    vgpu_vf: bool = False  # a vGPU entry served as VFs that carry the vGPU type (vGPU 17+, no mdev bus)
+
+    @property
+    def resource_class(self) -> str | None:
+        """The resource class set in device_spec; None means Nova's CUSTOM_PCI_<VENDOR>_<PRODUCT>."""
+        if self.vgpu_vf:
+            return self.entry.mdev_class or "VGPU"
+        return self.entry.resource_class
+
+    @property
+    def managed(self) -> bool | None:
+        if self.vgpu_vf and self.entry.managed is None:
+            return False  # the VF stays on the vGPU host driver; libvirt must not rebind it
+        return self.entry.managed
+
+    @property
+    def device_type(self) -> str | None:
+        types = {naming.nova_device_type(d) for d in self.devices}
+        return types.pop() if len(types) == 1 else None
+
+
+@dataclass
+class VgpuSelection:
+    entry: PolicyEntry
+    parents: list[dict]  # mdev-capable devices that offer entry.mdev_type
+
+    @property
+    def mdev_class(self) -> str:
+        return self.entry.mdev_class or "VGPU"
+
+    def available_instances(self, device: dict) -> int:
+        for mdev in device.get("mdev_types") or []:
+            if mdev.get("type") == self.entry.mdev_type:
+                return int(mdev.get("available_instances") or 0)
+        return 0
+
+
+@dataclass
+class HostSelection:
+    hostname: str
+    passthrough: list[PassthroughSelection] = field(default_factory=list)
+    vgpu: list[VgpuSelection] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    matched_entries: set[int] = field(default_factory=set)
+
+
+def host_devices(facts: dict) -> list[dict]:
+    devices = facts.get("accel_pci_devices") or []
+    return sorted(devices, key=lambda d: naming.normalize_address(d["address"]))
+
+
+def _parent(device: dict, by_address: dict[str, dict]) -> dict | None:
+    physfn = device.get("physfn")
+    return by_address.get(naming.normalize_address(physfn)) if physfn else None
+
+
+def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict]) -> bool:
+    """Whether ``entry`` takes ``device``: by IDs (and address when listed); vGPU also takes VFs of a PF."""
+    if entry.matches_ids(device.get("vendor_id"), device.get("product_id")) and entry.matches_address(
+        device["address"]
+    ):
+        return True
+    if entry.mode == "vgpu":
+        parent = _parent(device, by_address)
+        return bool(
+            parent
+            and entry.matches_ids(parent.get("vendor_id"), parent.get("product_id"))
+            and entry.matches_address(parent["address"])
+        )
+    return False
+
+
+def _offers(device: dict, mdev_type: str) -> bool:
+    return any(m.get("type") == mdev_type for m in device.get("mdev_types") or [])
+
+
+def _offers_on_vf(device: dict, mdev_type: str) -> bool:
+    return any(
+        m.get("type") == mdev_type and m.get("mechanism") == VF_VGPU_MECHANISM for m in device.get("mdev_types") or []
+    )
+
+
+def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_placement: bool) -> HostSelection:
+    """Match the policy against one host's devices and run the checks that need the host."""
+    selection = HostSelection(hostname=hostname)
+    devices = host_devices(facts)
+    by_address = {naming.normalize_address(d["address"]): d for d in devices}
+    taken: dict[str, PolicyEntry] = {}
+
+    for entry in policy:
+        chosen = [d for d in devices if _selects(entry, d, by_address)]
+        if entry.mode == "vgpu":
+            parents = [d for d in chosen if _offers(d, entry.mdev_type)]
+            if chosen and not parents:
+                offered = sorted({m.get("type") for d in chosen for m in d.get("mdev_types") or []} - {None})
+                selection.warnings.append(
+                    f"{hostname}: {entry.label} selects {len(chosen)} device(s) but none offers mdev_type "
+                    f"{entry.mdev_type} (offered: {', '.join(offered) or 'none'}); run the prepare "
+                    "stage (playbooks/prepare_hosts.yml) to enable the vGPU host driver and SR-IOV, "
+                    "or fix mdev_type"
+                )
+            chosen = parents
+        if not chosen:
+            continue
+        selection.matched_entries.add(entry.index)
+        for device in chosen:
+            address = naming.normalize_address(device["address"])
+            other = taken.setdefault(address, entry)
+            if other is entry:
+                continue
+            if entry.mode == other.mode == "vgpu" and other.mdev_type != entry.mdev_type:
+                selection.errors.append(
+                    f"{hostname}: device {address} would get two vGPU types, {other.mdev_type} from "
+                    f"{other.label} and {entry.mdev_type} from {entry.label}; Nova allows one type per "
+                    "physical device: list the device under addresses of one entry only"
+                )
+            elif entry.mode != "none" and other.mode != "none":
+                selection.errors.append(
+                    f"{hostname}: device {address} is selected by {other.label} and by {entry.label}; "
+                    "give each entry addresses so a device belongs to one entry"
+                )
+        if entry.mode == "passthrough":
+            same_model = [
+                d for d in devices if d.get("vendor_id") == entry.vendor_id and d.get("product_id") == entry.product_id
+            ]
+            by_addr = len(same_model) != len(chosen)
+            selection.passthrough.append(PassthroughSelection(entry, chosen, by_addr))
+            if entry.managed is not False:
+                _warn_not_vfio(selection, entry, chosen)
+        elif entry.mode == "vgpu" and all(_offers_on_vf(d, entry.mdev_type) for d in chosen):
+            selection.passthrough.append(PassthroughSelection(entry, chosen, by_address=True, vgpu_vf=True))
+        elif entry.mode == "vgpu":
+            selection.vgpu.append(VgpuSelection(entry, chosen))
+
+    if report_in_placement:
+        _check_placement_reporting(selection, by_address)
+    return selection
+
+
+def _warn_not_vfio(selection: HostSelection, entry: PolicyEntry, devices: list[dict]) -> None:
+    by_driver: dict[str, list[str]] = {}
+    for device in devices:
+        if device.get("driver") != VFIO_DRIVER:
+            by_driver.setdefault(device.get("driver") or "none", []).append(device["address"])
+    for driver, addresses in sorted(by_driver.items()):
+        shown = ", ".join(addresses[:4]) + (f" and {len(addresses) - 4} more" if len(addresses) > 4 else "")
+        selection.warnings.append(
+            f"{selection.hostname}: {entry.label} selects {shown} on driver {driver}, not {VFIO_DRIVER}; "
+            "Nova can pass them through only after the prepare stage (playbooks/prepare_hosts.yml) binds "
+            "them to vfio-pci"
+        )
+
+
+def _check_placement_reporting(selection: HostSelection, by_address: dict[str, dict]) -> None:
+    """Nova refuses a PF and its VFs both in device_spec, and VFs of one PF with different names."""
+    selected: dict[str, PassthroughSelection] = {}
+    for item in selection.passthrough:
+        for device in item.devices:
+            selected[naming.normalize_address(device["address"])] = item
+    vf_groups: dict[str, list[tuple[dict, PassthroughSelection]]] = {}
+    for address, item in selected.items():
+        device = by_address[address]
+        physfn = device.get("physfn")
+        if not physfn:
+            continue
+        pf_address = naming.normalize_address(physfn)
+        if pf_address in selected:
+            selection.errors.append(
+                f"{selection.hostname}: PF {pf_address} ({selected[pf_address].entry.label}) and its VF "
+                f"{address} ({item.entry.label}) are both selected while report_in_placement is on; Nova "
+                "cannot report a PF and its VFs together: pass through either the PF or its VFs (give the "
+                "entries addresses or drop one)"
+            )
+        vf_groups.setdefault(pf_address, []).append((device, item))
+    for pf_address, members in vf_groups.items():
+        names = {(item.resource_class, item.entry.traits, item.entry.live_migratable) for _dev, item in members}
+        if len(names) > 1:
+            labels = sorted({item.entry.label for _dev, item in members})
+            selection.errors.append(
+                f"{selection.hostname}: the VFs of PF {pf_address} are selected by {', '.join(labels)} with "
+                "different resource_class, traits or live_migratable; Nova reports all VFs of one PF as one "
+                "provider, so they must be named alike: make those fields equal"
+            )

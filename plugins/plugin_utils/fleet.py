@@ -1,0 +1,305 @@
+"""The fleet snapshot, indexed for the solver.
+
+A snapshot is ``{"resource_providers": [{"uuid", "name", "parent_provider_uuid", "root_provider_uuid",
+"inventories": {RC: {...}}, "usages": {RC: int}, "traits": [...], "aggregates": [...]}]}`` (the format
+``placement_info`` returns). ``root_provider_uuid`` and ``usages`` may be omitted. Two optional keys
+name what Placement knows without any provider using it: ``traits`` and ``resource_classes`` (lists of
+custom names); standard names are always known.
+
+``Fleet.from_snapshot()`` checks the snapshot once and builds the indexes every query uses: providers
+by uuid, trees, providers (with their inventory) by resource class, trait and aggregate, sharing
+providers and the roots they share with, and one ready provider summary per provider and per tree.
+Summaries are built once and shared by every answer: callers must not modify them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.request_names import (
+    STANDARD_RESOURCE_CLASSES,
+    STANDARD_TRAITS,
+)
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+MAX_INT = 0x7FFFFFFF
+_INVENTORY_DEFAULTS = {
+    "reserved": 0,
+    "min_unit": 1,
+    "max_unit": MAX_INT,
+    "step_size": 1,
+    "allocation_ratio": 1.0,
+}
+
+
+class FleetError(ValueError):
+    """A snapshot that does not describe a valid set of provider trees."""
+
+
+class Inventory:
+    """One resource class on one provider, with its usage."""
+
+    __slots__ = (
+        "total",
+        "reserved",
+        "min_unit",
+        "max_unit",
+        "step_size",
+        "allocation_ratio",
+        "used",
+        "limit",
+    )
+
+    def __init__(self, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used):
+        self.total = total
+        self.reserved = reserved
+        self.min_unit = min_unit
+        self.max_unit = max_unit
+        self.step_size = step_size
+        self.allocation_ratio = allocation_ratio
+        self.used = used
+        # Placement compares in floating point: used + amount <= (total - reserved) * ratio.
+        self.limit = (total - reserved) * allocation_ratio
+
+    @property
+    def capacity(self) -> int:
+        return int(self.limit)
+
+    @property
+    def free(self) -> int:
+        return max(self.capacity - self.used, 0)
+
+    def fits(self, amount: int) -> bool:
+        return (
+            self.used + amount <= self.limit
+            and self.min_unit <= amount <= self.max_unit
+            and amount % self.step_size == 0
+        )
+
+
+@dataclass(eq=False)
+class Provider:
+    uuid: str
+    name: str
+    parent: str | None
+    root: str
+    inventories: dict[str, Inventory]
+    traits: frozenset[str]
+    aggregates: frozenset[str]
+    depth: int = 0
+
+    def __hash__(self) -> int:
+        return hash(self.uuid)
+
+
+def _int(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise FleetError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _inventory(record: Mapping, used, where: str) -> Inventory:
+    if not isinstance(record, Mapping) or "total" not in record:
+        raise FleetError(f"{where}: an inventory needs at least 'total' (and may give {sorted(_INVENTORY_DEFAULTS)})")
+    values = {**_INVENTORY_DEFAULTS, **{k: v for k, v in record.items() if v is not None}}
+    ratio = values["allocation_ratio"]
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float):
+        raise FleetError(f"{where}: allocation_ratio must be a number, got {ratio!r}")
+    return Inventory(
+        total=_int(values["total"], f"{where}: total"),
+        reserved=_int(values["reserved"], f"{where}: reserved"),
+        min_unit=_int(values["min_unit"], f"{where}: min_unit"),
+        max_unit=_int(values["max_unit"], f"{where}: max_unit"),
+        step_size=max(_int(values["step_size"], f"{where}: step_size"), 1),
+        allocation_ratio=float(ratio),
+        used=_int(used or 0, f"{where}: usage"),
+    )
+
+
+class Fleet:
+    """Providers and the indexes the solver queries."""
+
+    def __init__(self, providers: list[Provider], extra_traits=(), extra_resource_classes=()):
+        self.providers: dict[str, Provider] = {p.uuid: p for p in providers}
+        self.order = providers
+        self.trees: dict[str, list[Provider]] = {}
+        self.by_class: dict[str, list[Provider]] = {}
+        self.by_trait: dict[str, set[str]] = {}
+        self.by_aggregate: dict[str, set[str]] = {}
+        for provider in providers:
+            self.trees.setdefault(provider.root, []).append(provider)
+            for resource_class in provider.inventories:
+                self.by_class.setdefault(resource_class, []).append(provider)
+            for trait in provider.traits:
+                self.by_trait.setdefault(trait, set()).add(provider.uuid)
+            for aggregate in provider.aggregates:
+                self.by_aggregate.setdefault(aggregate, set()).add(provider.uuid)
+        self.roots = [p for p in providers if p.parent is None]
+        self.root_uuids = frozenset(p.uuid for p in self.roots)
+        self.has_trees = any(p.parent is not None for p in providers)
+        self.sharing: frozenset[str] = frozenset(self.by_trait.get(SHARING_TRAIT, ()))
+        self.traits = STANDARD_TRAITS | set(self.by_trait) | set(extra_traits)
+        self.resource_classes = STANDARD_RESOURCE_CLASSES | set(self.by_class) | set(extra_resource_classes)
+        self._anchors: dict[str, frozenset[str]] = {}
+        self._summaries: dict[str, dict] = {}
+        self._tree_summaries: dict[str, dict[str, dict]] = {}
+        self._all_summaries: dict[str, dict] | None = None
+        # For the solver's hot loops: (provider, inventory) per class in fleet order, the fleet position
+        # of every provider, and the anchors of every sharing provider, computed once per snapshot.
+        self.inventories_of: dict[str, list[tuple[Provider, Inventory]]] = {
+            rc: [(p, p.inventories[rc]) for p in found] for rc, found in self.by_class.items()
+        }
+        self.position: dict[str, int] = {p.uuid: index for index, p in enumerate(providers)}
+        # Per tree: (provider, inventory) of each class its providers have; per root: the sharing
+        # providers of other trees that share an aggregate with it (fleet order).
+        self.tree_classes: dict[str, dict[str, list[tuple[Provider, Inventory]]]] = {}
+        for provider in providers:
+            classes = self.tree_classes.setdefault(provider.root, {})
+            for rc, inv in provider.inventories.items():
+                classes.setdefault(rc, []).append((provider, inv))
+        self.sharing_inventories_of: dict[str, list[tuple[Provider, Inventory]]] = {
+            rc: kept
+            for rc, found in self.inventories_of.items()
+            if (kept := [e for e in found if e[0].uuid in self.sharing])
+        }
+        self.sharing_roots = frozenset(self.providers[uuid].root for uuid in self.sharing)
+        self.shared_with: dict[str, list[Provider]] = {}
+        for provider in providers:
+            if provider.uuid in self.sharing:
+                for anchor in self.sharing_anchors(provider.uuid):
+                    if anchor != provider.root:
+                        self.shared_with.setdefault(anchor, []).append(provider)
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def from_snapshot(cls, snapshot: Mapping | Fleet) -> Fleet:
+        if isinstance(snapshot, Fleet):
+            return snapshot
+        if not isinstance(snapshot, Mapping) or not isinstance(snapshot.get("resource_providers"), list):
+            raise FleetError(
+                "a fleet snapshot is a dict with a 'resource_providers' list (what placement_info returns as 'fleet')"
+            )
+        records = snapshot["resource_providers"]
+        seen: dict[str, Mapping] = {}
+        for index, record in enumerate(records):
+            if not isinstance(record, Mapping) or not isinstance(record.get("uuid"), str):
+                raise FleetError(f"resource_providers[{index}] has no 'uuid'; every provider needs its uuid")
+            if record["uuid"] in seen:
+                raise FleetError(f"provider {record['uuid']} appears twice in resource_providers")
+            seen[record["uuid"]] = record
+        parents = {}
+        for uuid, record in seen.items():
+            parent = record.get("parent_provider_uuid")
+            if parent is not None and parent not in seen:
+                raise FleetError(
+                    f"provider {uuid} names parent {parent}, which is not in the snapshot; include the whole tree"
+                )
+            parents[uuid] = parent
+        roots, depths = {}, {}
+        for uuid in seen:
+            chain = [uuid]
+            while parents[chain[-1]] is not None and chain[-1] not in roots:
+                chain.append(parents[chain[-1]])
+                if len(chain) > len(seen):
+                    raise FleetError(f"provider {uuid} is in a parent cycle; parents must form trees")
+            top = roots.get(chain[-1], chain[-1])
+            base = depths.get(chain[-1], 0)
+            for distance, member in enumerate(reversed(chain)):
+                roots.setdefault(member, top)
+                depths.setdefault(member, base + distance)
+        providers = []
+        for uuid, record in seen.items():
+            given_root = record.get("root_provider_uuid")
+            if given_root is not None and given_root != roots[uuid]:
+                raise FleetError(
+                    f"provider {uuid} gives root_provider_uuid {given_root} but its parents lead to {roots[uuid]}"
+                )
+            usages = record.get("usages") or {}
+            inventories = {
+                rc: _inventory(inv, usages.get(rc), f"provider {record.get('name') or uuid} inventory {rc}")
+                for rc, inv in (record.get("inventories") or {}).items()
+            }
+            providers.append(
+                Provider(
+                    uuid=uuid,
+                    name=record.get("name") or uuid,
+                    parent=parents[uuid],
+                    root=roots[uuid],
+                    inventories=inventories,
+                    traits=frozenset(record.get("traits") or ()),
+                    aggregates=frozenset(record.get("aggregates") or ()),
+                    depth=depths[uuid],
+                )
+            )
+        return cls(providers, snapshot.get("traits") or (), snapshot.get("resource_classes") or ())
+
+    # -- queries -------------------------------------------------------------------------------
+    def members_of(self, aggregates) -> set[str]:
+        """Providers in any of the aggregates."""
+        found: set[str] = set()
+        for aggregate in aggregates:
+            found |= self.by_aggregate.get(aggregate, set())
+        return found
+
+    def with_trait(self, traits) -> set[str]:
+        """Providers having any of the traits."""
+        found: set[str] = set()
+        for trait in traits:
+            found |= self.by_trait.get(trait, set())
+        return found
+
+    def sharing_anchors(self, uuid: str) -> frozenset[str]:
+        """Roots of every provider that shares an aggregate with this (sharing) provider."""
+        anchors = self._anchors.get(uuid)
+        if anchors is None:
+            peers = self.members_of(self.providers[uuid].aggregates)
+            anchors = frozenset(self.providers[peer].root for peer in peers)
+            self._anchors[uuid] = anchors
+        return anchors
+
+    def ancestors(self, uuid: str) -> set[str]:
+        """The provider and all providers above it."""
+        found = set()
+        current: str | None = uuid
+        while current is not None:
+            found.add(current)
+            current = self.providers[current].parent
+        return found
+
+    def tree_summaries(self, root: str) -> dict[str, dict]:
+        """The provider_summaries entries of every provider of one tree (built once, shared)."""
+        found = self._tree_summaries.get(root)
+        if found is None:
+            found = {p.uuid: self.summary(p.uuid) for p in self.trees[root]}
+            self._tree_summaries[root] = found
+        return found
+
+    def summaries_of(self, roots) -> dict[str, dict]:
+        """provider_summaries for the trees of ``roots``; one C-level copy when that is every tree."""
+        if len(roots) == len(self.roots):
+            if self._all_summaries is None:
+                self._all_summaries = {}
+                for root in self.roots:
+                    self._all_summaries.update(self.tree_summaries(root.uuid))
+            return dict(self._all_summaries)
+        summaries: dict[str, dict] = {}
+        for root in roots:
+            summaries.update(self.tree_summaries(root))
+        return summaries
+
+    def summary(self, uuid: str) -> dict:
+        """The provider_summaries entry Placement 1.39 gives for this provider."""
+        summary = self._summaries.get(uuid)
+        if summary is None:
+            provider = self.providers[uuid]
+            summary = {
+                "resources": {
+                    rc: {"capacity": inv.capacity, "used": inv.used} for rc, inv in provider.inventories.items()
+                },
+                "traits": sorted(provider.traits),
+                "parent_provider_uuid": provider.parent,
+                "root_provider_uuid": provider.root,
+            }
+            self._summaries[uuid] = summary
+        return summary
