@@ -542,7 +542,42 @@ def _cpu_mask(name: str, text: str, vcpus: int) -> set[int]:
     return include - exclude
 
 
-def _cpu_constraints(name: str, vcpus: int, specs: dict, image: dict) -> dict:
+def _numa_nodes(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict, policy: str | None) -> int | None:
+    """hardware.numa_get_constraints' guest NUMA node count and its even split of CPUs and memory."""
+    flavor_nodes = specs.get("hw:numa_nodes")
+    image_nodes = image.get("hw_numa_nodes")
+    if flavor_nodes and image_nodes:
+        raise _refuse(
+            name,
+            "image_properties 'hw_numa_nodes'",
+            "Image property 'hw_numa_nodes' is not permitted to override NUMA configuration set against the flavor",
+            "may not be set when the flavor sets hw:numa_nodes; drop one of them",
+        )
+    text = flavor_nodes or image_nodes
+    if not text:
+        return None
+    if not re.fullmatch(r"\s*[-+]?\d+\s*", text) or int(text) < 1:
+        raise _refuse(
+            name,
+            "extra_specs 'hw:numa_nodes'" if flavor_nodes else "image_properties 'hw_numa_nodes'",
+            f"The property 'numa_nodes' cannot be '{text}'. It must be a number greater than 0",
+            f"is {text!r}; give a whole number of guest NUMA nodes (1 or more)",
+        )
+    nodes = int(text)
+    if not any(k.startswith("hw:numa_cpus.") or k.startswith("hw:numa_mem.") for k in specs) and (
+        vcpus % nodes or memory_mb % nodes
+    ):
+        raise _refuse(
+            name,
+            "extra_specs 'hw:numa_nodes'" if flavor_nodes else "image_properties 'hw_numa_nodes'",
+            "Instance CPUs and/or memory cannot be evenly distributed across instance NUMA nodes. Explicit "
+            "assignment of CPUs and memory to nodes is required",
+            f"is {nodes}, which does not divide vcpus ({vcpus}) and ram ({memory_mb} MB) evenly",
+        )
+    return nodes
+
+
+def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict) -> dict:
     """hardware.numa_get_constraints' CPU rules: the policies in force, or Nova's refusal."""
     flavor_policy = specs.get("hw:cpu_policy")
     image_policy = image.get("hw_cpu_policy")
@@ -721,7 +756,9 @@ def _cpu_constraints(name: str, vcpus: int, specs: dict, image: dict) -> dict:
             "specified at the same time, or be specified with none of them.",
             "is missing; a mixed flavor lists its dedicated vCPUs there, e.g. '^0' (all but vCPU 0)",
         )
+    nodes = _numa_nodes(name, vcpus, memory_mb, specs, image, policy)
     return {
+        "numa_nodes": nodes,
         "cpu_policy": policy,
         "cpu_thread_policy": thread,
         "pinning_policy": pinning_policy,
@@ -980,7 +1017,7 @@ def translate(
     request = NovaRequest(flavor=name)
     try:
         _validate_extra_specs(name, specs)
-        cpu = _cpu_constraints(name, sizes["vcpus"], specs, image)
+        cpu = _cpu_constraints(name, sizes["vcpus"], sizes["ram"], specs, image)
         pci_policy = _pci_numa_policy(name, specs, image)
         pci_requests = _pci_requests(name, specs, aliases, alias_problem, pci_policy, pci_in_placement)
         profile_groups = _device_profile_groups(name, specs, device_profiles)
@@ -1000,7 +1037,7 @@ def translate(
         "emulator_threads_policy": cpu["emulator_threads_policy"],
         "dedicated_cpus": cpu["dedicated_cpus"],
         "pci_numa_affinity_policy": pci_policy,
-        "numa_nodes": int(specs["hw:numa_nodes"]) if specs.get("hw:numa_nodes") else None,
+        "numa_nodes": cpu["numa_nodes"],
         "vcpus": sizes["vcpus"],
         "memory_mb": sizes["ram"],
     }

@@ -330,3 +330,10 @@ def test_filter_returns_the_queries_and_fails_with_the_fix_for_a_refusal():
         nova_request(flavor(hw__cpu_policy="dedicate"))
     with pytest.raises(AnsibleFilterError, match="'ram' is missing"):
         nova_request({"name": "x", "vcpus": 1, "disk": 1})
+
+
+def test_numa_nodes_must_split_cpus_and_memory_evenly():
+    request = translate({**flavor(hw__numa_nodes="3")})
+    assert request.refusal["message"].startswith("Instance CPUs and/or memory cannot be evenly distributed")
+    assert "does not divide vcpus (4)" in request.refusal["detail"]
+    assert translate(flavor(hw__numa_nodes="2")).numa["numa_nodes"] == 2
