@@ -328,6 +328,8 @@ class HostRoot:
                 f"{self.host_path(directory)}: cannot create the directory ({exc.strerror or exc}); "
                 "a file in the way must be moved"
             ) from exc
+        if not self._inside(os.path.realpath(directory)):  # a link swapped in while the directory was made
+            raise HostRootError(f"{host_path}: its directory resolves outside the root {self.root}; not written")
         try:
             fd, tmp = tempfile.mkstemp(prefix=".accel-", dir=directory)
         except OSError as exc:
