@@ -9,6 +9,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host import vfio
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import HostCommands
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
 from ansible_collections.accel.openstack.plugins.module_utils._host.sysfs import read_host
 from tests.support.fake_sysfs import build_root
@@ -167,3 +168,14 @@ def test_reads_are_bounded_and_say_when_they_were_cut(tmp_path):
     assert host.read_text("/big", limit=1000) == "a" * 1000
     assert host.warnings == ["/big: longer than 1000 bytes; only the first 1000 were read"]
     assert not host.read_file("/big").truncated
+
+
+def test_a_fifo_where_a_file_is_edited_is_refused_without_opening_it(tmp_path):
+    (tmp_path / "etc/kernel").mkdir(parents=True)
+    os.mkfifo(tmp_path / "etc/kernel/cmdline")  # opening it for reading would block
+    host = HostRoot(str(tmp_path))
+    with pytest.raises(HostRootError, match="/etc/kernel/cmdline: cannot read \\(it is a FIFO"):
+        FileChange.of(host, "/etc/kernel/cmdline", "quiet\n")
+    with pytest.raises(HostRootError, match="refusing to replace it"):
+        host.write_text("/etc/kernel/cmdline", "quiet\n")
+    assert host.read_text("/etc/kernel/cmdline") is None and "a FIFO" in host.warnings[0]
