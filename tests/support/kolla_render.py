@@ -170,14 +170,14 @@ def render(
             yaml.safe_dump(inventory, handle)
         extra = dict(MINIMAL_VARS)
         extra.update(globals_ or {})
-        extra.update(
-            node_custom_config=config_dir, accel_out=out, accel_kolla_share=share, accel_services=dict(hosts)
-        )
+        extra.update(node_custom_config=config_dir, accel_out=out, accel_kolla_share=share, accel_services=dict(hosts))
         with open(os.path.join(work, "extra.json"), "w") as handle:
             json.dump(extra, handle)
         with open(os.path.join(work, "render.yml"), "w") as handle:
             handle.write(
-                PLAYBOOK.format(vars_files=json.dumps(_vars_files(share)), cell=list(CELL_SERVICES), api=list(API_SERVICES))
+                PLAYBOOK.format(
+                    vars_files=json.dumps(_vars_files(share)), cell=list(CELL_SERVICES), api=list(API_SERVICES)
+                )
             )
         env = dict(os.environ)
         for key in [k for k in env if k.startswith("ANSIBLE_")]:
