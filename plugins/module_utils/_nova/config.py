@@ -209,11 +209,10 @@ def extend_filters(current: tuple[str, ...] | list[str], add: tuple[str, ...] | 
     return filters
 
 
-def conductor_config(options: Options) -> IniConfig:
-    """Nova reads ``pci_in_placement`` in every conductor too (it builds the request spec there)."""
-    if options.pci_in_placement:
-        return {"filter_scheduler": {"pci_in_placement": ["true"]}}
-    return {}
+def conductor_config(aliases: list[str], options: Options) -> IniConfig:
+    """Conductors build request specs on move operations: they read the aliases and, like nova-api and
+    nova-scheduler, ``pci_in_placement``; an alias left in global.conf would otherwise reach them."""
+    return api_config(aliases, options)
 
 
 def api_config(aliases: list[str], options: Options) -> IniConfig:
@@ -358,7 +357,7 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
         compute={h.name: compute_config(selections[h.name], aliases, options) for h in hosts},
         api=api_config(aliases, options),
         scheduler=scheduler_config(aliases, options),
-        conductor=conductor_config(options),
+        conductor=conductor_config(aliases, options),
         provider_configs=provider_configs,
         selections=selections,
         warnings=warnings,

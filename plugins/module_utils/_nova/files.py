@@ -239,15 +239,25 @@ def template_filters(kolla_globals: dict) -> tuple[str, ...]:
 
 
 def current_filters(root: HostRoot, config_dir: str, kolla_globals: dict) -> tuple[str, ...]:
-    """The enabled_filters nova-scheduler runs without us: Kolla's template, then the operator's files
-    in Kolla's order (a later file replaces the list), our own key in nova-scheduler.conf left out."""
+    """The enabled_filters nova-scheduler runs: Kolla's template, then global.conf and nova.conf in
+    Kolla's order (a later file replaces the list), extended by what nova-scheduler.conf holds."""
     filters: tuple[str, ...] = template_filters(kolla_globals)
-    for name in ("global.conf", "nova.conf", "nova/nova-scheduler.conf"):
+    for name in ("global.conf", "nova.conf"):
         text = root.read_text(_join(config_dir, name), default="") or ""
         values = read_ini(text).get("filter_scheduler", {}).get("enabled_filters")
         if values:
-            filters = tuple(f.strip() for f in ",".join(values).split(",") if f.strip())
+            filters = _split(values)
+    # nova-scheduler.conf is read last and whole: whether the operator or an earlier run set the list
+    # there, every filter in it stays.
+    text = root.read_text(_join(config_dir, "nova/nova-scheduler.conf"), default="") or ""
+    values = read_ini(text, skip_owned=False).get("filter_scheduler", {}).get("enabled_filters")
+    if values:
+        filters += tuple(f for f in _split(values) if f not in filters)
     return filters
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    return tuple(f.strip() for f in ",".join(values).split(",") if f.strip())
 
 
 def apply_files(root: HostRoot, plans: list[FilePlan], mode: int = 0o640) -> list[str]:
