@@ -198,21 +198,14 @@ policy_warnings:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniError
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
-from ansible_collections.accel.openstack.plugins.module_utils._nova.config import RenderError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
 from ansible_collections.accel.openstack.plugins.module_utils._nova.files import (
     DEFAULT_DIRS,
     SERVICES,
-    LayoutError,
-    apply_files,
     changed_hosts,
     plan,
     reconfigure_command,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
 
 def argument_spec() -> dict:
@@ -243,52 +236,45 @@ def argument_spec() -> dict:
         "config_dir": {"type": "str"},
         "file_name": {"type": "str", "default": "50-accel-openstack.conf"},
         "provider_config_dir": {"type": "str", "default": "/etc/nova/provider_config"},
-        "root": {"type": "path", "default": "/"},
     }
 
 
+class NovaConfigModule(HostModule):
+    argument_spec = argument_spec()
+    module_kwargs = {"required_if": [("layout", "nova_conf_d", ("host",))]}
+
+    def run(self) -> dict:
+        rendering, changes = plan(self.host, self.params)
+        for warning in rendering.warnings:
+            self.warn(warning)
+        self.apply_files(changes)
+        params = self.params
+        hosts: list[str] = []
+        if params["layout"] == "kolla":
+            hosts = changed_hosts(
+                changes,
+                params.get("config_dir") or DEFAULT_DIRS["kolla"],
+                [h["name"] for h in params["hosts"]],
+                params["kolla_control_hosts"],
+            )
+        elif any(c.changed for c in changes):
+            hosts = [params["host"]]
+        kolla_command = None
+        if params["layout"] == "kolla":
+            kolla_command = reconfigure_command(hosts, params.get("kolla_inventory"))
+        return {
+            "changed_hosts": hosts,
+            "kolla_command": kolla_command,
+            "changed": bool(self.diff),
+            "diff": self.diff,
+            "files": {c.path: c.changed for c in changes},
+            "rendered": {c.path: c.after or "" for c in changes},
+            "policy_warnings": rendering.warnings,
+        }
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        required_if=[("layout", "nova_conf_d", ("host",))],
-        supports_check_mode=True,
-    )
-    try:
-        root = HostRoot(module.params["root"])
-        rendering, plans = plan(root, module.params)
-    except (PolicyError, RenderError) as exc:
-        module.fail_json(msg="the device policy cannot be rendered:\n" + str(exc), errors=exc.errors)
-    except LayoutError as exc:
-        module.fail_json(**exc.result())
-    except (HostRootError, IniError) as exc:
-        module.fail_json(msg=str(exc))
-    for warning in rendering.warnings:
-        module.warn(warning)
-    if not module.check_mode:
-        apply_files(root, plans)
-    changed = [p for p in plans if p.changed]
-    params = module.params
-    hosts = []
-    if params["layout"] == "kolla":
-        hosts = changed_hosts(
-            plans,
-            params.get("config_dir") or DEFAULT_DIRS["kolla"],
-            [h["name"] for h in params["hosts"]],
-            params["kolla_control_hosts"],
-        )
-    elif changed:
-        hosts = [params["host"]]
-    module.exit_json(
-        changed_hosts=hosts,
-        kolla_command=reconfigure_command(hosts, params.get("kolla_inventory"))
-        if params["layout"] == "kolla"
-        else None,
-        changed=bool(changed),
-        diff=[p.diff() for p in changed],
-        files={p.path: p.changed for p in plans},
-        rendered={p.path: p.after for p in plans},
-        policy_warnings=rendering.warnings,
-    )
+    NovaConfigModule()()
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import apply_all
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
-from ansible_collections.accel.openstack.plugins.module_utils._nova.files import apply_files, plan
+from ansible_collections.accel.openstack.plugins.module_utils._nova.files import plan
 from tests.support import kolla_render, nova_oracle
 from tests.support.fake_sysfs import build_root
 
@@ -70,7 +71,7 @@ def _apply(config_dir, hosts, globals_, report=True, operator=None):
         "kolla_globals": globals_,
     }
     rendering, plans = plan(HostRoot("/"), params)
-    apply_files(HostRoot("/"), plans)
+    apply_all(HostRoot("/"), plans)
     return rendering, params
 
 

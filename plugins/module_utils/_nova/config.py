@@ -34,11 +34,15 @@ IniConfig = dict[str, dict[str, list[str]]]
 
 
 class RenderError(AccelError):
-    """The fleet cannot be rendered; ``errors`` lists every reason with its fix."""
+    """The fleet cannot be rendered; ``errors`` lists every reason with its fix.
 
-    def __init__(self, errors: list[str]):
+    ``intro`` (a line before the reasons) lets a caller say what could not be rendered.
+    """
+
+    def __init__(self, errors: list[str], intro: str | None = None):
         self.errors = list(errors)
-        super().__init__("\n".join(self.errors), errors=self.errors)
+        text = "\n".join(self.errors)
+        super().__init__(f"{intro}\n{text}" if intro else text, errors=self.errors)
 
 
 @dataclass

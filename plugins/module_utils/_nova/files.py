@@ -22,17 +22,17 @@ extends, together with whatever ``global.conf`` / ``nova.conf`` / ``nova/nova-sc
 50-accel-openstack.conf``) holding the parts of the services that host runs, and
 ``<provider_config_dir>/accel-openstack.yaml`` (``/etc/nova/provider_config``) when it needs one.
 
-Every INI file is edited through :mod:`._ini_file`, so only the keys written here are owned. The
+Every INI file is edited through :mod:`.._host.ini_file`, so only the keys written here are owned. The
 provider config file is ours entirely (JSON, which is YAML and needs no YAML library on the host).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniPlan, owned_keys, update_text
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     LAYOUTS,
@@ -41,8 +41,10 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.config impor
     HostInput,
     IniConfig,
     Options,
+    RenderError,
     render_fleet,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
 SERVICES = ("compute", "api", "scheduler", "conductor")
 PROVIDER_CONFIG_NAME = "accel-openstack.yaml"
@@ -56,18 +58,12 @@ EMPTY_PROVIDER_CONFIG = {"meta": {"schema_version": "1.0"}, "providers": []}
 # Matches no device (PCI reserves vendor ffff for "no device"): the kolla layout sets it on hosts without
 # passthrough devices, so a device_spec left in global.conf or nova.conf cannot reach them through the merge.
 MATCH_NOTHING = '{"vendor_id": "ffff", "product_id": "ffff"}'
+FILE_MODE = 0o640  # Nova's files may hold the aliases of a cloud: readable by their group only
 DEFAULT_DIRS = {"kolla": "/etc/kolla/config", "nova_conf_d": "/etc/nova/nova.conf.d"}
 
 
 class LayoutError(AccelError):
     """The layout options do not fit together; the message names the option to fix."""
-
-
-@dataclass
-class FilePlan(IniPlan):
-    """One file's plan; ``kind`` says how it is written: "ini" (owned keys only) or "whole"."""
-
-    kind: str = "ini"
 
 
 def merge_ini(*configs: IniConfig) -> IniConfig:
@@ -169,13 +165,13 @@ def _true(values: list[str] | None) -> bool:
     return bool(values) and values[-1].strip().lower() in ("true", "yes", "on", "1")
 
 
-def check_report_in_placement(plans: list[FilePlan]) -> None:
+def check_report_in_placement(changes: list[FileChange]) -> None:
     """Refuse to turn ``[pci] report_in_placement`` off where a file we own had it on."""
-    for item in plans:
-        if item.kind != "ini" or not item.before:
+    for item in changes:
+        if not item.before or item.path.endswith((".yaml", ".yml")):
             continue
         before = read_ini(item.before, skip_owned=False).get("pci", {}).get("report_in_placement")
-        after = read_ini(item.after, skip_owned=False).get("pci", {}).get("report_in_placement")
+        after = read_ini(item.after or "", skip_owned=False).get("pci", {}).get("report_in_placement")
         if _true(before) and not _true(after):
             raise LayoutError(
                 f"{item.path} has [pci] report_in_placement = true and this run would turn it off; Nova "
@@ -183,17 +179,6 @@ def check_report_in_placement(plans: list[FilePlan]) -> None:
                 "orphan their providers and allocations): keep accel_nova_report_in_placement: true",
                 path=item.path,
             )
-
-
-def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]]) -> list[FilePlan]:
-    """Current -> desired text for each file; pure apart from reading."""
-    plans = []
-    for path, kind, content in wanted:
-        before = root.read_text(path, default="") or ""
-        after = update_text(before, content) if kind == "ini" else content
-        plans.append(FilePlan(path=path, kind=kind, before=before, after=after))
-    check_report_in_placement(plans)
-    return plans
 
 
 def kolla_whitelist(kolla_globals: dict) -> list:
@@ -260,18 +245,18 @@ def _split(values: list[str]) -> tuple[str, ...]:
     return tuple(f.strip() for f in ",".join(values).split(",") if f.strip())
 
 
-def apply_files(root: HostRoot, plans: list[FilePlan], mode: int = 0o640) -> list[str]:
-    """Write the changed files (remove those left empty); returns the paths changed."""
-    changed = []
-    for plan in plans:
-        if not plan.changed:
-            continue
-        if plan.after:
-            root.write_text(plan.path, plan.after, mode=mode)
-        else:
-            root.remove(plan.path)
-        changed.append(plan.path)
-    return changed
+def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]], mode: int = FILE_MODE) -> list[FileChange]:
+    """Current -> desired text for each file ("ini": our keys only; "whole": the text given); reads only.
+
+    A file left with nothing in it is deleted (``after`` is None).
+    """
+    changes = []
+    for path, kind, content in wanted:
+        before = root.read_existing(path)
+        after = update_text(before or "", content) if kind == "ini" else content
+        changes.append(FileChange(path, before, after or None, mode))
+    check_report_in_placement(changes)
+    return changes
 
 
 def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
@@ -295,7 +280,7 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
     return hosts
 
 
-def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FilePlan]]:
+def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FileChange]]:
     """Render for the module parameters and plan every file; raises the domain errors."""
     layout = params["layout"]
     config_dir = params.get("config_dir") or DEFAULT_DIRS[layout]
@@ -308,7 +293,10 @@ def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FilePlan]]:
     if layout == "kolla":
         check_kolla_globals(kolla_globals, options)
         options.enabled_filters = current_filters(root, config_dir, kolla_globals)
-    rendering = render_fleet(host_inputs(params["hosts"]), params["policy"], options)
+    try:
+        rendering = render_fleet(host_inputs(params["hosts"]), params["policy"], options)
+    except (PolicyError, RenderError) as exc:
+        raise RenderError(exc.errors, intro="the device policy cannot be rendered:") from exc
     files = wanted_files(
         rendering,
         layout,
@@ -322,7 +310,7 @@ def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FilePlan]]:
 
 
 def changed_hosts(
-    plans: list[FilePlan], config_dir: str, compute_hosts: list[str], control_hosts: list[str]
+    plans: list[FileChange], config_dir: str, compute_hosts: list[str], control_hosts: list[str]
 ) -> list[str]:
     """The hosts whose Nova config a kolla layout run changed: a compute host for its own files, every
     control host when a file all services read (api, scheduler, conductor) changed."""
