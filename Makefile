@@ -20,7 +20,7 @@ export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
 PYTEST_ARGS ?=
 
 .PHONY: help venv placement-venv nova-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit integration molecule build docs-check clean benchmark differential-full
+        unit integration molecule build docs-check clean benchmark differential-full names
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -43,6 +43,11 @@ $(NOVA_VENV)/.stamp: requirements/nova.txt
 	$(NOVA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/nova.txt
 	touch $@
 nova-venv: $(NOVA_VENV)/.stamp
+
+# The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
+# pinned in requirements/nova.txt (run after changing those pins).
+names: nova-venv
+	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:

@@ -11,6 +11,7 @@ explained.
 
 from __future__ import annotations
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
     Request,
@@ -20,7 +21,6 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
     NoCandidates,
     _combine,
-    closest,
     group_candidates,
     solve,
 )
@@ -37,7 +37,7 @@ def _unknown_names(fleet: Fleet, request: Request) -> list[dict]:
         present = name in fleet.by_class if kind == "resource_class" else name in used_traits
         if not present:
             pool = fleet.by_class if kind == "resource_class" else used_traits
-            found.append({"kind": kind, "name": name, "did_you_mean": closest(name, pool)})
+            found.append({"kind": kind, "name": name, "did_you_mean": suggest(name, pool)})
     return found
 
 

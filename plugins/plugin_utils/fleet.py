@@ -17,20 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ansible_collections.accel.openstack.plugins.plugin_utils.request_names import (
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_DEFAULTS, MAX_INT
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
-MAX_INT = 0x7FFFFFFF
-_INVENTORY_DEFAULTS = {
-    "reserved": 0,
-    "min_unit": 1,
-    "max_unit": MAX_INT,
-    "step_size": 1,
-    "allocation_ratio": 1.0,
-}
+# A snapshot's inventory that leaves max_unit out means what Placement means: no limit of its own.
+_INVENTORY_DEFAULTS = {**INVENTORY_DEFAULTS, "max_unit": MAX_INT}
 
 
 class FleetError(ValueError):

@@ -24,10 +24,10 @@ keeps the first ones. Placement's own order is arbitrary.
 
 from __future__ import annotations
 
-import difflib
 import gc
 from itertools import product
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
     Request,
@@ -56,14 +56,10 @@ class NoCandidates(Exception):
         self.why = why
 
 
-def closest(name: str, known) -> list[str]:
-    return difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
-
-
 def check_traits(fleet: Fleet, names) -> None:
     for name in names:
         if name not in fleet.traits:
-            near = closest(name, fleet.traits)
+            near = suggest(name, fleet.traits)
             hint = f"Did you mean {' or '.join(near)}?" if near else "No trait in the fleet is close to it."
             raise RequestError(f"No such trait(s): {name}.", hint)
 
@@ -71,7 +67,7 @@ def check_traits(fleet: Fleet, names) -> None:
 def check_resource_classes(fleet: Fleet, names) -> None:
     for name in names:
         if name not in fleet.resource_classes:
-            near = closest(name, fleet.resource_classes)
+            near = suggest(name, fleet.resource_classes)
             hint = f"Did you mean {' or '.join(near)}?" if near else "No resource class in the fleet is close to it."
             raise RequestError(f"Invalid resource class in resources parameter: No such resource class {name}.", hint)
 
