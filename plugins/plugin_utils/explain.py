@@ -18,9 +18,9 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
     RequestError,
     RequestGroup,
 )
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
-    NoCandidates,
-    _combine,
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import (
+    combine,
     group_candidates,
     solve,
 )
@@ -98,14 +98,14 @@ def _root_reason(fleet: Fleet, request: Request, root: str) -> str:
         found = group_candidates(fleet, request, {root})
     except NoCandidates as exc:
         return f"{exc.where}: {exc.why} (in this tree)"
-    if next(_combine(fleet, request, found), None) is not None:
+    if next(combine(fleet, request, found), None) is not None:
         return "a candidate exists here"
     for relaxed, words in (
         ("capacity", "together they exceed a provider's capacity or max_unit"),
         ("isolate", "group_policy=isolate needs a different provider for each suffixed group"),
         ("same_subtree", "no combination keeps the same_subtree groups under one of their providers"),
     ):
-        if next(_combine(fleet, request, found, relax=(relaxed,)), None) is not None:
+        if next(combine(fleet, request, found, relax=(relaxed,)), None) is not None:
             return f"every group fits alone, but {words}"
     return "every group fits alone, but capacity, group_policy and same_subtree together rule out every combination"
 
