@@ -20,20 +20,35 @@ class NoCandidates(Exception):
         self.why = why
 
 
-def check_traits(fleet: Fleet, names) -> None:
+def _refuse_unknown(names, known, kind: str, message: str) -> None:
     for name in names:
-        if name not in fleet.traits:
-            near = suggest(name, fleet.traits)
-            hint = f"Did you mean {' or '.join(near)}?" if near else "No trait in the fleet is close to it."
-            raise RequestError(f"No such trait(s): {name}.", hint)
+        if name not in known:
+            near = suggest(name, known)
+            hint = f"Did you mean {' or '.join(near)}?" if near else f"No {kind} in the fleet is close to it."
+            raise RequestError(message.format(name=name), hint)
+
+
+def check_traits(fleet: Fleet, names) -> None:
+    _refuse_unknown(names, fleet.traits, "trait", "No such trait(s): {name}.")
 
 
 def check_resource_classes(fleet: Fleet, names) -> None:
-    for name in names:
-        if name not in fleet.resource_classes:
-            near = suggest(name, fleet.resource_classes)
-            hint = f"Did you mean {' or '.join(near)}?" if near else "No resource class in the fleet is close to it."
-            raise RequestError(f"Invalid resource class in resources parameter: No such resource class {name}.", hint)
+    _refuse_unknown(
+        names,
+        fleet.resource_classes,
+        "resource class",
+        "Invalid resource class in resources parameter: No such resource class {name}.",
+    )
+
+
+def all_of(sets) -> set[str] | None:
+    """The providers in every one of ``sets`` (None when there is none)."""
+    common: set[str] | None = None
+    for found in sets:
+        common = found if common is None else common & found
+        if not common:
+            break
+    return common
 
 
 def anchor_roots(fleet: Fleet, request: Request) -> set[str] | None:
@@ -56,10 +71,7 @@ def _members(fleet: Fleet, group: RequestGroup) -> set[str] | None:
     """Providers in every member_of list (None: no member_of)."""
     if not group.member_of:
         return None
-    members: set[str] | None = None
-    for any_of in group.member_of:
-        found = fleet.members_of(any_of)
-        members = found if members is None else members & found
+    members = all_of(fleet.members_of(any_of) for any_of in group.member_of)
     if not members:
         raise NoCandidates(group.label, "no provider is in the member_of aggregates")
     return members

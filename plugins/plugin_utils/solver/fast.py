@@ -16,6 +16,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARI
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
+    all_of,
     anchor_roots,
     checked,
     same_subtree,
@@ -139,10 +140,7 @@ class _TreeRows:
 def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> dict[str, list[Provider]]:
     """A suffixed group: per anchor, the providers that can give everything and match themselves."""
     members, tree_root = checked(fleet, group)
-    positive: set[str] | None = None
-    for any_of in group.required:
-        found = fleet.with_trait(any_of)
-        positive = found if positive is None else positive & found
+    positive = all_of(fleet.with_trait(any_of) for any_of in group.required)
     if members is not None:
         positive = members if positive is None else positive & members
     bad = fleet.members_of(group.forbidden_aggregates) | fleet.with_trait(group.forbidden)

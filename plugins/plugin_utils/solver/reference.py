@@ -13,6 +13,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARI
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
+    all_of,
     anchor_roots,
     checked,
     same_subtree,
@@ -105,12 +106,9 @@ def _tree_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> 
 def _single_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> list[_GroupCandidate]:
     """A suffixed group: everything from one provider that itself matches."""
     members, _tree_root, capable = _prepare(fleet, group)
-    positive: set[str] | None = None
-    for any_of in group.required:
-        found = fleet.with_trait(any_of)
-        positive = found if positive is None else positive & found
-        if not positive:
-            raise NoCandidates(group.label, "no provider has all the required traits")
+    positive = all_of(fleet.with_trait(any_of) for any_of in group.required)
+    if positive is not None and not positive:
+        raise NoCandidates(group.label, "no provider has all the required traits")
     if members is not None:
         positive = members if positive is None else positive & members
         if not positive:
