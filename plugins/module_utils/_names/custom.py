@@ -17,7 +17,7 @@ MAX_NAME_LENGTH = 255
 # The rule as Placement's schema writes it; messages quote it.
 CUSTOM_PATTERN = "^CUSTOM_[A-Z0-9_]+$"
 _CUSTOM = re.compile(r"CUSTOM_[A-Z0-9_]+")
-_NOT_ALLOWED = re.compile(r"[^A-Z0-9_]")
+_NOT_ALPHANUMERIC = re.compile(r"[^0-9A-Za-z]+")
 # A standard name (os-traits, os-resource-classes): upper case, digits and _, starting with a letter.
 _STANDARD = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -31,9 +31,12 @@ def is_custom(name: object) -> bool:
     return isinstance(name, str) and name.startswith(CUSTOM_PREFIX)
 
 
-def is_custom_name(name: object) -> bool:
-    """Whether Placement accepts ``name`` as a custom trait or resource class."""
-    return isinstance(name, str) and len(name) <= MAX_NAME_LENGTH and _CUSTOM.fullmatch(name) is not None
+def is_custom_name(name: object, check_length: bool = True) -> bool:
+    """Whether Placement accepts ``name`` as a custom trait or resource class (Nova's extra spec
+    validation checks the pattern alone: ``check_length=False``)."""
+    if not isinstance(name, str) or (check_length and len(name) > MAX_NAME_LENGTH):
+        return False
+    return _CUSTOM.fullmatch(name) is not None
 
 
 def is_standard_form(name: object) -> bool:
@@ -47,11 +50,14 @@ def is_standard_form(name: object) -> bool:
 
 
 def normalize(text: str) -> str:
-    """The custom name an operator most likely meant: upper case, every other character ``_``."""
-    body = _NOT_ALLOWED.sub("_", text.upper())
-    if body.startswith(CUSTOM_PREFIX):
-        body = body[len(CUSTOM_PREFIX) :]
-    return CUSTOM_PREFIX + body
+    """The custom name for ``text`` as os-traits and os-resource-classes make it (Nova applies their rule).
+
+    Each run of characters other than letters and digits becomes one ``_``, the rest is upper-cased and
+    ``CUSTOM_`` goes in front; a ``CUSTOM_`` already there (in any case) is not doubled.
+    """
+    if text.upper().startswith(CUSTOM_PREFIX):
+        text = text[len(CUSTOM_PREFIX) :]
+    return CUSTOM_PREFIX + _NOT_ALPHANUMERIC.sub("_", text).upper()
 
 
 def custom_name_problem(name: object) -> str | None:
