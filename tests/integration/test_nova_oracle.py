@@ -13,6 +13,7 @@ import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import HostInput, Options, render_fleet
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import parse_policy, policy_errors
@@ -125,10 +126,10 @@ def test_nova_accepts_every_rendered_file(answers, tag, host):
 def test_nova_claims_exactly_the_devices_the_policy_selects(answers, tag, host):
     rendering, results = answers[tag]
     selection = rendering.selections[host]
-    meant = {naming.normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
+    meant = {normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
     assert set(results[host]["compute"]["matched"]) == meant
     vgpu_meant = {
-        naming.normalize_address(d["address"]): item.entry.mdev_type for item in selection.vgpu for d in item.parents
+        normalize_address(d["address"]): item.entry.mdev_type for item in selection.vgpu for d in item.parents
     }
     assert results[host]["compute"]["pgpu_types"] == vgpu_meant
 

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import custom_name_problem
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import HostSelection, select
@@ -106,7 +108,7 @@ def device_spec_values(selection: HostSelection) -> list[str]:
             tags["managed"] = "yes" if item.managed else "no"
         if item.by_address:
             for device in item.devices:
-                spec = {"address": naming.normalize_address(device["address"])}
+                spec = {"address": normalize_address(device["address"])}
                 spec.update(vendor_id=entry.vendor_id, product_id=entry.product_id, **tags)
                 values.append(_json(spec))
         else:
@@ -182,7 +184,7 @@ def compute_config(selection: HostSelection, aliases: list[str], options: Option
         for item in vgpu:
             section = {
                 "device_addresses": [
-                    ",".join(naming.normalize_address(d["address"]) for d in item.parents),
+                    ",".join(normalize_address(d["address"]) for d in item.parents),
                 ],
                 "mdev_class": [item.mdev_class],
             }
@@ -296,11 +298,11 @@ def _check_host_input(host: HostInput, errors: list[str]) -> None:
         if problem:
             errors.append(f"{host.name}: compute node trait {trait!r} {problem}")
     for resource_class, amount in host.compute_node_inventories.items():
-        if not naming.CUSTOM_NAME.match(str(resource_class)):
+        problem = custom_name_problem(resource_class)
+        if problem:
             errors.append(
-                f"{host.name}: compute node inventory {resource_class!r} is not a custom resource class; "
-                "Nova's provider config only adds CUSTOM_ classes, "
-                f"e.g. {naming.custom_name(str(resource_class))!r}"
+                f"{host.name}: compute node inventory {resource_class!r} is not a custom resource class "
+                f"(Nova's provider config only adds CUSTOM_ classes): it {problem}"
             )
         total = amount if isinstance(amount, int) else (amount or {}).get("total")
         if isinstance(total, bool) or not isinstance(total, int) or total < 1:

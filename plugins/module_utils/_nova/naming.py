@@ -15,32 +15,10 @@ from __future__ import annotations
 
 import re
 
-# Standard resource classes a device may be counted as (os-resource-classes 1.1).
-STANDARD_RESOURCE_CLASSES = frozenset(
-    {
-        "VCPU",
-        "MEMORY_MB",
-        "DISK_GB",
-        "PCI_DEVICE",
-        "SRIOV_NET_VF",
-        "NUMA_SOCKET",
-        "NUMA_CORE",
-        "NUMA_THREAD",
-        "NUMA_MEMORY_MB",
-        "IPV4_ADDRESS",
-        "VGPU",
-        "VGPU_DISPLAY_HEAD",
-        "NET_BW_EGR_KILOBIT_PER_SEC",
-        "NET_BW_IGR_KILOBIT_PER_SEC",
-        "PCPU",
-        "MEM_ENCRYPTION_CONTEXT",
-        "FPGA",
-        "PGPU",
-        "NET_PACKET_RATE_KILOPACKET_PER_SEC",
-        "NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC",
-        "NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC",
-    }
-)
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import custom_name_problem, normalize
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import STANDARD_RESOURCE_CLASSES
+
 # Standard resource classes that make sense for a passed-through or mediated device.
 DEVICE_RESOURCE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
 
@@ -50,11 +28,6 @@ TRAIT_OWNER_NOVA = "OWNER_NOVA"
 TRAIT_MANAGED_PCI = "COMPUTE_MANAGED_PCI_DEVICE"
 TRAIT_LIVE_MIGRATABLE = "HW_PCI_LIVE_MIGRATABLE"
 
-CUSTOM_NAME = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
-MAX_NAME_LENGTH = 255
-HEX4 = re.compile(r"^[0-9a-fA-F]{4}$")
-ADDRESS = re.compile(r"^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
-MDEV_CLASS = re.compile(r"^(VGPU|CUSTOM_[A-Z0-9_]+)$")
 
 # PCI device types as Nova names them.
 TYPE_PCI = "type-PCI"
@@ -64,12 +37,6 @@ DEVICE_TYPES = (TYPE_PCI, TYPE_PF, TYPE_VF)
 NUMA_POLICIES = ("legacy", "preferred", "required", "socket")
 
 
-def custom_name(text: str) -> str:
-    """``text`` turned into a valid custom name: upper-cased, every other character ``_``, ``CUSTOM_``."""
-    body = re.sub(r"[^A-Z0-9_]", "_", text.upper())
-    return body if body.startswith("CUSTOM_") else f"CUSTOM_{body}"
-
-
 def default_pci_resource_class(vendor_id: str, product_id: str) -> str:
     """The resource class Nova counts a PCI device as when its device_spec sets none."""
     return f"CUSTOM_PCI_{vendor_id}_{product_id}".upper()
@@ -77,42 +44,29 @@ def default_pci_resource_class(vendor_id: str, product_id: str) -> str:
 
 def resource_class_problem(name: object) -> str | None:
     """Why Placement (or Nova's normaliser) would not keep ``name`` as given; None when it is fine."""
-    if not isinstance(name, str) or not name:
-        return "must be a non-empty string"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
-    if name in STANDARD_RESOURCE_CLASSES:
+    if isinstance(name, str) and name in STANDARD_RESOURCE_CLASSES:
         if name not in DEVICE_RESOURCE_CLASSES:
             return (
                 f"is a standard resource class for host resources, not devices; use one of "
-                f"{', '.join(sorted(DEVICE_RESOURCE_CLASSES))} or a CUSTOM_ name such as {custom_name(name)}"
+                f"{', '.join(sorted(DEVICE_RESOURCE_CLASSES))} or a CUSTOM_ name such as {normalize(name)}"
             )
         return None
-    if not CUSTOM_NAME.match(name):
-        return (
-            "is neither a standard resource class nor a custom one; Placement accepts custom names "
-            f"matching CUSTOM_[A-Z0-9_]+, e.g. {custom_name(name)!r}"
-        )
-    return None
+    problem = custom_name_problem(name)
+    return f"is neither a standard resource class nor a valid custom one: it {problem}" if problem else None
 
 
 def trait_problem(name: object) -> str | None:
     """Why ``name`` is not a custom trait that Nova passes to Placement unchanged; None when it is fine."""
-    if not isinstance(name, str) or not name:
-        return "must be a non-empty string"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
-    if not CUSTOM_NAME.match(name):
-        return (
-            "is not a custom trait; Placement accepts custom traits matching CUSTOM_[A-Z0-9_]+ "
-            f"(standard traits are set by Nova itself), e.g. {custom_name(name)!r}"
-        )
-    return None
+    problem = custom_name_problem(name)
+    return f"is not a valid custom trait (standard traits are set by Nova itself): it {problem}" if problem else None
 
 
-def normalize_address(address: str) -> str:
-    """A PCI address in the form Nova and sysfs use: ``0000:84:00.0`` (lowercase)."""
-    return address.strip().lower()
+def mdev_class_problem(name: object) -> str | None:
+    """Why ``name`` cannot be the resource class of a vGPU type (VGPU or a custom name); None when fine."""
+    if name == "VGPU":
+        return None
+    problem = custom_name_problem(name)
+    return f"is not VGPU or a valid custom resource class: it {problem}" if problem else None
 
 
 def pci_provider_name(hostname: str, address: str) -> str:

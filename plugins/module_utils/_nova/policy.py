@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, is_pci_id, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 
 MODES = ("passthrough", "vgpu", "none")
@@ -83,7 +84,7 @@ class PolicyEntry:
         return vendor_id == self.vendor_id and product_id == self.product_id
 
     def matches_address(self, address: str) -> bool:
-        return not self.addresses or naming.normalize_address(address) in self.addresses
+        return not self.addresses or normalize_address(address) in self.addresses
 
 
 def _label(index: int, raw: object) -> str:
@@ -112,10 +113,10 @@ def _hex4(label: str, key: str, value: object, example: str, errors: list[str]) 
             f'e.g. "{value:04d}"'
         )
         return None
-    if not isinstance(value, str) or not naming.HEX4.match(value.strip()):
+    if not is_pci_id(value):
         errors.append(f'{label}: {key} {value!r} is not 4 hex digits; write it as lspci -nn shows it, e.g. "{example}"')
         return None
-    return value.strip().lower()
+    return value.lower()
 
 
 def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | None:
@@ -148,13 +149,13 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
             errors.append(f"{label}: addresses must be a non-empty list of PCI addresses like '0000:41:00.0'")
         else:
             for address in raw_addresses:
-                if not isinstance(address, str) or not naming.ADDRESS.match(address.strip()):
+                if not is_address(address, require_domain=True):
                     errors.append(
                         f"{label}: addresses item {address!r} is not a full PCI address; write "
                         "domain:bus:slot.function as in /sys/bus/pci/devices, e.g. '0000:41:00.0'"
                     )
                 else:
-                    addresses.append(naming.normalize_address(address))
+                    addresses.append(normalize_address(address))
             duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
             if duplicates:
                 errors.append(f"{label}: addresses lists {', '.join(duplicates)} more than once; list each once")
@@ -198,11 +199,9 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
             "(see accel_pci_devices[].mdev_types[].type in the discovery facts)"
         )
     mdev_class = raw.get("mdev_class")
-    if mdev_class is not None and (not isinstance(mdev_class, str) or not naming.MDEV_CLASS.match(mdev_class)):
-        errors.append(
-            f"{label}: mdev_class {mdev_class!r} is not VGPU or a custom resource class; "
-            "use VGPU or a name matching CUSTOM_[A-Z0-9_]+, e.g. 'CUSTOM_VGPU_A16_4Q'"
-        )
+    problem = None if mdev_class is None else naming.mdev_class_problem(mdev_class)
+    if problem:
+        errors.append(f"{label}: mdev_class {mdev_class!r} {problem}; e.g. VGPU or 'CUSTOM_VGPU_A16_4Q'")
     max_instances = raw.get("max_instances")
     if max_instances is not None and (
         isinstance(max_instances, bool) or not isinstance(max_instances, int) or max_instances < 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry
 
@@ -73,12 +74,12 @@ class HostSelection:
 
 def host_devices(facts: dict) -> list[dict]:
     devices = facts.get("accel_pci_devices") or []
-    return sorted(devices, key=lambda d: naming.normalize_address(d["address"]))
+    return sorted(devices, key=lambda d: normalize_address(d["address"]))
 
 
 def _parent(device: dict, by_address: dict[str, dict]) -> dict | None:
     physfn = device.get("physfn")
-    return by_address.get(naming.normalize_address(physfn)) if physfn else None
+    return by_address.get(normalize_address(physfn)) if physfn else None
 
 
 def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict]) -> bool:
@@ -111,7 +112,7 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
     """Match the policy against one host's devices and run the checks that need the host."""
     selection = HostSelection(hostname=hostname)
     devices = host_devices(facts)
-    by_address = {naming.normalize_address(d["address"]): d for d in devices}
+    by_address = {normalize_address(d["address"]): d for d in devices}
     taken: dict[str, PolicyEntry] = {}
 
     for entry in policy:
@@ -131,7 +132,7 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
             continue
         selection.matched_entries.add(entry.index)
         for device in chosen:
-            address = naming.normalize_address(device["address"])
+            address = normalize_address(device["address"])
             other = taken.setdefault(address, entry)
             if other is entry:
                 continue
@@ -183,14 +184,14 @@ def _check_placement_reporting(selection: HostSelection, by_address: dict[str, d
     selected: dict[str, PassthroughSelection] = {}
     for item in selection.passthrough:
         for device in item.devices:
-            selected[naming.normalize_address(device["address"])] = item
+            selected[normalize_address(device["address"])] = item
     vf_groups: dict[str, list[tuple[dict, PassthroughSelection]]] = {}
     for address, item in selected.items():
         device = by_address[address]
         physfn = device.get("physfn")
         if not physfn:
             continue
-        pf_address = naming.normalize_address(physfn)
+        pf_address = normalize_address(physfn)
         if pf_address in selected:
             selection.errors.append(
                 f"{selection.hostname}: PF {pf_address} ({selected[pf_address].entry.label}) and its VF "
