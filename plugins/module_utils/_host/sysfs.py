@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_normal_address
 
-HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})$")
-CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})$")
+HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})\Z")
+CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})\Z")
 BRIDGE_CLASS_PREFIXES = ("0600", "0604", "0609")
 VFIO_DRIVERS = ("vfio-pci", "pci-stub")
 
@@ -204,7 +204,7 @@ def _read_mdev_types(host: HostRoot, base: str) -> list[MdevType]:
     return out
 
 
-_VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*$")
+_VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*\Z")
 
 
 def _read_nvidia_vf_types(host: HostRoot, base: str) -> list[MdevType]:

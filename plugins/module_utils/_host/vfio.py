@@ -34,7 +34,7 @@ BLOCK_BEGIN = "# BEGIN accel.openstack vfio-pci (managed by accel.openstack.vfio
 BLOCK_END = "# END accel.openstack vfio-pci"
 VFIO_MODULES = ("vfio", "vfio_iommu_type1", "vfio_pci")
 HEADER = "# PCI devices handed to vfio-pci for passthrough; managed by accel.openstack.vfio_pci.\n"
-MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+\Z")
 # A driver's name in sysfs is not always its module's name.
 DRIVER_MODULES = {"xhci_hcd": "xhci_pci", "nvidia-gpu": "i2c_nvidia_gpu", "ucsi_ccg": "ucsi_ccg"}
 NOT_COMPETING = ("vfio_pci", "pci_stub", "pcieport")
