@@ -21,7 +21,6 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.kernel impo
 )
 
 
-
 class KernelArgError(AccelError, ValueError):
     """An argument given by the user cannot be used; the message says why and what to give instead."""
 
