@@ -66,7 +66,7 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
     chosen: list[str] = []
     warnings: list[str] = []
     for item in devices or []:
-        text = str(item).strip()
+        text = str(item)
         if _is_vendor_product(text):
             vendor, product = text.lower().split(":")
             matches = [
