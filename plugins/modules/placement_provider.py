@@ -96,7 +96,7 @@ EXAMPLES = r"""
 - name: Add a GPU provider under the compute node, as nova-compute would report it
   accel.openstack.placement_provider:
     auth_type: admin_token
-    auth: {endpoint: "http://127.0.0.1:8778", token: admin}
+    auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
     name: gpu-node-1_0000:41:00.0
     parent: gpu-node-1
     inventories:
