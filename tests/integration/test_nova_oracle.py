@@ -60,6 +60,22 @@ SCENARIOS = {
 }
 
 
+def _whole_pf_facts(facts: dict, pf_address: str) -> dict:
+    """The host with ``pf_address``'s VFs disabled, as passing that PF through whole needs: its VFs
+    carry the PF's own IDs, and Nova's device_spec for the PF's address would claim them too."""
+    facts = copy.deepcopy(facts)
+    facts["accel_pci_devices"] = [d for d in facts["accel_pci_devices"] if d.get("physfn") != pf_address]
+    for device in facts["accel_pci_devices"]:
+        if device["address"] == pf_address:
+            device["sriov_numvfs"] = 0
+    return facts
+
+
+def _scenario_facts(tag, host, fleet):
+    facts = next(h.facts for h in fleet if h.name == host)
+    return _whole_pf_facts(facts, "0000:84:00.0") if tag == "mixed" else facts
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     hosts = []
@@ -95,7 +111,7 @@ def answers(fleet):
     for tag, (policy, options) in SCENARIOS.items():
         renderings[tag], more = _cases(tag, fleet, policy, options)
         cases.extend(more)
-    a16 = [h for h in fleet if h.name == "vgpu-a16"]
+    a16 = [HostInput(name="vgpu-a16", facts=_scenario_facts("mixed", "vgpu-a16", fleet))]
     mixed_options = Options(report_in_placement=True)
     renderings["mixed"], more = _cases("mixed", a16, MIXED_POLICY, mixed_options)
     cases.extend(more)
@@ -137,7 +153,7 @@ def test_nova_claims_exactly_the_devices_the_policy_selects(answers, tag, host):
 def test_nova_builds_the_providers_we_predict(answers, fleet, tag, host):
     rendering, results = answers[tag]
     policy, options = SCENARIOS[tag]
-    facts = next(h.facts for h in fleet if h.name == host)
+    facts = _scenario_facts(tag, host, fleet)
     predicted = predict_providers(facts, parse_policy(policy), host, options.report_in_placement)
     nova = results[host]["compute"]["providers"]
     # The compute node's own inventory comes from the virt driver, not from this config.
