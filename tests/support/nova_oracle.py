@@ -83,6 +83,7 @@ def _dev_type(device: dict) -> str:
 
 def _answer_sysfs_from_facts(devices: list[dict]) -> None:
     """Nova's sysfs look-ups while parsing device_spec, answered from the host's facts."""
+    from nova import exception
     from nova.pci import utils
 
     by_address = {d["address"]: d for d in devices}
@@ -95,7 +96,8 @@ def _answer_sysfs_from_facts(devices: list[dict]) -> None:
         for device in devices:
             if device.get("physfn") == pci_addr:
                 return device["product_id"]
-        raise ValueError("sriov_vf_device file does not contain a VF product ID")
+        # As on the host when sysfs has no such PF (Nova passes the text of its address spec here).
+        raise exception.PciDeviceNotFoundById(id=pci_addr)
 
     def get_pci_ids_by_pci_addr(pci_addr):
         device = by_address[pci_addr]
@@ -281,6 +283,10 @@ def run(cases: list[dict]) -> list[dict]:
                 result["provider_config"] = _provider_config(case["provider_config"], workdir)
             if "names" in case:
                 result["names"] = _names(case)
+            if case.get("standard_traits"):
+                import os_traits
+
+                result["standard_traits"] = sorted(os_traits.get_traits())
             results.append(result)
     return results
 

@@ -54,7 +54,7 @@ class AddressPattern:
     def device_spec_value(self) -> str | dict:
         """What goes into device_spec's ``address``: the address or glob text, or the regex mapping."""
         if self.kind == "regex":
-            return {name: value for name, value in zip(FIELDS, self.fields) if value != REGEX_ANY}
+            return {name: value for name, value in zip(FIELDS, self.fields, strict=True) if value != REGEX_ANY}
         domain, bus, slot, function = self.fields
         return f"{domain}:{bus}:{slot}.{function}"
 
@@ -70,8 +70,8 @@ class AddressPattern:
         if parts is None:
             return False
         if self.kind == "regex":
-            return all(re.match(pattern, value) for pattern, value in zip(self.fields, parts))
-        return all(pattern in (ANY, value) for pattern, value in zip(self.fields, parts))
+            return all(re.match(pattern, value) for pattern, value in zip(self.fields, parts, strict=True))
+        return all(pattern in (ANY, value) for pattern, value in zip(self.fields, parts, strict=True))
 
     def matches(self, address: str, physfn: str | None = None, physical_functions: frozenset = frozenset()) -> bool:
         """Whether Nova matches the device at ``address`` (a VF of ``physfn`` when given).
@@ -112,7 +112,7 @@ def _parse_glob(text: str) -> AddressPattern:
     if len(parts) > 3:
         raise AddressPatternError(f"glob {text!r} has more than domain:bus:slot before the '.'")
     parts = [ANY] * (3 - len(parts)) + parts
-    fields = tuple(_glob_field(name, value, text) for name, value in zip(FIELDS, [*parts, function]))
+    fields = tuple(_glob_field(name, value, text) for name, value in zip(FIELDS, [*parts, function], strict=True))
     return AddressPattern("glob", fields)
 
 
