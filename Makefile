@@ -24,7 +24,7 @@ export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
 
 .PHONY: help venv placement-venv nova-venv kolla-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit integration molecule build docs-check clean benchmark differential-full
+        unit integration molecule build docs-check clean benchmark differential-full differential-flavors
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -97,6 +97,9 @@ clean:
 
 differential-full: venv placement-venv collection
 	ACCEL_DIFFERENTIAL_CASES=1000 $(BIN)/python -m pytest tests/integration -k differential $(PYTEST_ARGS)
+
+differential-flavors: venv placement-venv nova-venv collection
+	ACCEL_FLAVOR_CASES=3000 ACCEL_FLAVOR_PLACEMENT_CASES=600 $(BIN)/python -m pytest tests/integration/test_flavor_differential.py $(PYTEST_ARGS)
 
 benchmark-discovery: venv collection
 	$(BIN)/python benchmarks/bench_discovery.py
