@@ -85,6 +85,9 @@ def credential_problems(params: dict) -> list[str]:
             f"cloud is {type(cloud).__name__}; give the name of a cloud in clouds.yaml (a string) or a dict of "
             "connection options"
         )
+    timeout = params.get("api_timeout")
+    if timeout is not None and timeout < 1:
+        problems.append(f"api_timeout is {timeout}; give the seconds to wait for an answer, 1 or more")
     for option in CREDENTIAL_OPTIONS:
         for path, text in _secrets(params.get(option), option):
             if len(text) < MIN_SECRET_LENGTH:
