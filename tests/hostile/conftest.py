@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -64,14 +66,16 @@ def warnings_of(result: dict) -> str:
 
 
 @pytest.fixture(autouse=True)
-def bounded():
-    """Fail a case that runs longer than CASE_SECONDS (a hang), instead of blocking the suite."""
+def bounded(request):
+    """Fail a case that runs longer than its bound (a hang), instead of blocking the suite; a test module
+    may set its own ``CASE_SECONDS`` (playbook runs start a Python interpreter per task)."""
+    seconds = getattr(request.module, "CASE_SECONDS", CASE_SECONDS)
 
     def expired(_signum, _frame):
-        raise TimeoutError(f"the case ran for more than {CASE_SECONDS} s: a hang")
+        raise TimeoutError(f"the case ran for more than {seconds} s: a hang")
 
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(CASE_SECONDS)
+    signal.alarm(seconds)
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)
@@ -86,3 +90,20 @@ def no_traceback(result: dict) -> None:
 
 def assert_secret_absent(result) -> None:
     assert SECRET not in str(result), "content from outside the root came back in the result"
+
+
+def run_play(tmp_path, tasks: list, play_vars: dict | None = None, verbosity: int = 0) -> tuple[int, str]:
+    """Run ``tasks`` on localhost with ansible-playbook itself; (exit code, stdout and stderr)."""
+    import yaml
+
+    play = [{"hosts": "localhost", "gather_facts": False, "vars": play_vars or {}, "tasks": tasks}]
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump(play))
+    env = dict(
+        os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false"
+    )
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(playbook)]
+    if verbosity:
+        argv.append("-" + "v" * verbosity)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=CASE_SECONDS * 4, check=False)
+    return done.returncode, done.stdout + done.stderr

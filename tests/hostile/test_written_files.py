@@ -8,6 +8,7 @@ operator's bytes (line endings, foreign lines, a damaged block of ours) are kept
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -205,7 +206,7 @@ def test_a_driver_name_from_sysfs_reaches_modprobe_d_only_as_a_module_name(tmp_p
     # force: an unknown driver in the group is refused by the group check otherwise; the file is the point.
     result = run_module("vfio_pci", {"root": root, "devices": ["18:00.0"], "initramfs": False, "force": True})
     assert not result.get("failed"), result
-    written = open(root + MODPROBE_FILE).read()
+    written = Path(root + MODPROBE_FILE).read_text()
     assert "evil" not in written and "/bin/sh" not in written and "a" * 80 not in written
     assert all(line.split()[0] in ("#", "options", "softdep", "blacklist") for line in written.splitlines())
     assert "not a kernel module name" in warnings_of(result)
@@ -222,7 +223,7 @@ def test_a_module_link_with_a_hostile_name_is_not_written(tmp_path):
     os.symlink("../../../../module/x\ninstall nouveau /bin/sh", module)
     result = run_module("vfio_pci", {"root": root, "devices": ["18:00.0"], "initramfs": False})
     assert not result.get("failed"), result
-    assert "/bin/sh" not in open(root + MODPROBE_FILE).read()
+    assert "/bin/sh" not in Path(root + MODPROBE_FILE).read_text()
 
 
 DAMAGED = {
@@ -243,7 +244,7 @@ def test_a_damaged_initramfs_block_is_refused_and_the_operators_lines_kept(tmp_p
         handle.write(DAMAGED[case])
     result = run_module("vfio_pci", {"root": root, "devices": devices})
     assert result.get("failed") and "damaged" in result["msg"], result
-    assert open(path).read() == DAMAGED[case]
+    assert Path(path).read_text() == DAMAGED[case]
 
 
 def test_the_initramfs_block_keeps_crlf(tmp_path):
@@ -254,7 +255,7 @@ def test_the_initramfs_block_keeps_crlf(tmp_path):
         handle.write(b"# mine\r\nmy_module\r\n")
     result = run_module("vfio_pci", {"root": root, "devices": ["18:00.0"]})
     assert not result.get("failed"), result
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
     assert data.startswith(b"# mine\r\nmy_module\r\n") and data.count(b"\n") == data.count(b"\r\n")
 
 
@@ -287,7 +288,7 @@ def test_no_validation_regex_accepts_a_trailing_newline():
             if not name.endswith(".py"):
                 continue
             path = os.path.join(directory, name)
-            for number, line in enumerate(open(path, encoding="utf-8"), start=1):
+            for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
                 if re.search(r"re\.(compile|match|search|fullmatch)\(r?[\"'].*\$[\"']", line) and "re.M" not in line:
                     offenders.append(f"{os.path.relpath(path, repo)}:{number}")
     assert offenders == [], "use \\Z or re.fullmatch: " + ", ".join(offenders)
