@@ -38,7 +38,7 @@ options:
     type: bool
     default: false
   device_profiles:
-    description: Cyborg device profiles, C({name: [group dicts]}).
+    description: "Cyborg device profiles, C({name: [group dicts]})."
     type: dict
   image_properties:
     description: Properties of the image booted (C(trait:*), C(hw_*)).

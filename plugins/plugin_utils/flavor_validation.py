@@ -151,7 +151,7 @@ def _why(report: dict) -> str:
     removed = report["after_filters"]["removed"]
     if reason:
         words = f"{reason['code']}: {reason['detail']}"
-        if reason.get("did_you_mean"):
+        if reason.get("did_you_mean") and "did you mean" not in words.lower():
             words += f" (did you mean {' or '.join(reason['did_you_mean'])}?)"
         return words
     if removed:
@@ -161,7 +161,7 @@ def _why(report: dict) -> str:
     return ""
 
 
-def flavor_table(result: Mapping, width: int = 100) -> list[str]:
+def flavor_table(result: Mapping, width: int = 160) -> list[str]:
     """The validation as table lines, then one line per finding."""
     rows = [("", "flavor", "fits on", "instances", "why not / did you mean")]
     for report in result.get("flavors") or []:
