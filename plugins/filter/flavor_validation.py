@@ -7,7 +7,11 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import flavor_table, validate_flavors
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import (
+    compute_flavor_keys,
+    flavor_table,
+    validate_flavors,
+)
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
 
 
@@ -25,10 +29,22 @@ def _validate_flavors(flavors, fleet, **options):
         raise AnsibleFilterError(f"validate_flavors: {exc}") from exc
 
 
+def _compute_flavor_keys(flavor):
+    try:
+        return compute_flavor_keys(flavor)
+    except AccelError as exc:
+        raise AnsibleFilterError(f"compute_flavor_keys: {exc}") from exc
+
+
 def _flavor_table(result):
     return flavor_table(result or {})
 
 
 class FilterModule:
     def filters(self):
-        return {"nova_fleet": _nova_fleet, "validate_flavors": _validate_flavors, "flavor_table": _flavor_table}
+        return {
+            "nova_fleet": _nova_fleet,
+            "validate_flavors": _validate_flavors,
+            "flavor_table": _flavor_table,
+            "compute_flavor_keys": _compute_flavor_keys,
+        }

@@ -182,3 +182,19 @@ def flavor_table(result: Mapping, width: int = 160) -> list[str]:
     for finding in result.get("findings") or []:
         lines.append(f"finding {finding['kind']}: {finding['message']}; fix: {finding['fix']}")
     return lines
+
+
+def compute_flavor_keys(flavor: Mapping) -> dict:
+    """A flavor as openstacksdk / compute_flavor_info returns it, reduced to compute_flavor's keys."""
+    if not isinstance(flavor, Mapping):
+        raise FitOptionError(f"a cloud flavor must be a dict, got {type(flavor).__name__}")
+    swap = flavor.get("swap")
+    return {
+        "name": flavor.get("name"),
+        "vcpus": flavor.get("vcpus"),
+        "ram": flavor.get("ram"),
+        "disk": flavor.get("disk"),
+        "ephemeral": flavor.get("ephemeral") or flavor.get("OS-FLV-EXT-DATA:ephemeral") or 0,
+        "swap": 0 if swap in (None, "") else swap,
+        "extra_specs": dict(flavor.get("extra_specs") or {}),
+    }
