@@ -44,7 +44,11 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     Provider,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
+    allocation_candidates,
+    check_resource_classes,
+    check_traits,
+)
 
 REASON_CODES = (
     "unknown_trait",
@@ -156,10 +160,10 @@ class _Tree:
         found = []
         for request in requests:
             try:
-                answer = allocation_candidates(self.fleet, dataclasses.replace(request, limit=None))
+                result = answer(self.fleet, dataclasses.replace(request, limit=None))
             except RequestError:
                 continue
-            found += [a for a in answer["allocation_requests"] if self.mine & a["allocations"].keys()]
+            found += [a for a in result["allocation_requests"] if self.mine & a["allocations"].keys()]
         return found
 
     def count(self, requests: list[Request], cap: int) -> int:
@@ -194,6 +198,18 @@ class _Tree:
         return count
 
     def why_not(self, request: Request, tree: list[Provider]) -> str:
+        # Totals first: a request asking more of a class than the tree has free in all its providers
+        # together is explained without searching combinations (which grow as providers ** groups).
+        for rc, amount in _totals(request).items():
+            having = [p for p in self.fleet.order if rc in p.inventories]
+            free = sum(p.inventories[rc].free for p in having)
+            if having and amount > free:
+                return self.words(
+                    f"the flavor asks {amount} {rc} in total; this host has {free} free over "
+                    f"{len(having)} provider(s) ({', '.join(p.name for p in having[:4])}"
+                    f"{', ...' if len(having) > 4 else ''})",
+                    tree,
+                )
         try:
             report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root])
         except RequestError as exc:
@@ -313,7 +329,7 @@ class FlavorFit:
         for query in req.queries:
             try:
                 request = Request.parse(query)
-                answers.append((200, allocation_candidates(self.fleet, request)))
+                answers.append((200, answer(self.fleet, request)))
                 requests.append(request)
             except RequestError as exc:
                 answers.append((400, str(exc)))
@@ -401,10 +417,10 @@ class FlavorFit:
 
     def _fits(self, fleet: Fleet, request: Request) -> bool:
         try:
-            answer = allocation_candidates(fleet, dataclasses.replace(request, limit=1))
+            found = answer(fleet, dataclasses.replace(request, limit=1))
         except RequestError:
             return False
-        return bool(answer["allocation_requests"])
+        return bool(found["allocation_requests"])
 
     def _no_host_reason(self, requests: list[Request]) -> dict:
         fleet = self.fleet
@@ -504,6 +520,53 @@ class FlavorFit:
             "detail": "it is larger than any host, even an empty one",
             "did_you_mean": [],
         }
+
+
+def _totals(request: Request) -> dict[str, int]:
+    wanted: dict[str, int] = {}
+    for group in request.groups.values():
+        for rc, amount in group.resources.items():
+            wanted[rc] = wanted.get(rc, 0) + amount
+    return wanted
+
+
+def viable_roots(fleet: Fleet, request: Request) -> set[str]:
+    """Roots whose tree (with the sharing providers it may use) has, per class, at least the request's total
+    free. Only these can anchor a candidate; the others are ruled out without a search, which for many
+    groups of one class grows as providers ** groups."""
+    wanted = _totals(request)
+    found = set()
+    for root in fleet.root_uuids:
+        classes = fleet.tree_classes.get(root, {})
+        shared = fleet.shared_with.get(root, ())
+        for rc, amount in wanted.items():
+            free = sum(inv.free for _p, inv in classes.get(rc, ()))
+            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
+            if free < amount:
+                break
+        else:
+            found.add(root)
+    return found
+
+
+def answer(fleet: Fleet, request: Request) -> dict:
+    """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
+    are still checked, so Placement's 400 comes out the same)."""
+    if viable_roots(fleet, request):
+        return allocation_candidates(fleet, request)
+    # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
+    # until a group that no provider can serve alone ends the search.
+    check_traits(fleet, sorted(request.root_required | request.root_forbidden))
+    for group in request.groups.values():
+        check_resource_classes(fleet, group.resources)
+        for any_of in group.required:
+            check_traits(fleet, sorted(any_of))
+        check_traits(fleet, sorted(group.forbidden))
+        if not all(
+            any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
+        ):
+            break
+    return {"allocation_requests": [], "provider_summaries": {}}
 
 
 def _one_device(request: Request) -> Request:

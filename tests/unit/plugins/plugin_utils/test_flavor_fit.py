@@ -105,8 +105,10 @@ def test_why_not_names_the_host_own_providers_when_trees_are_identical():
     fleet = {"resource_providers": gpu_host(1) + gpu_host(3)}
     (report,) = fit([flavor("huge", ram=100000)], fleet=fleet)
     assert report["outcome"] == "no_host"
-    assert "gpu1 has 65536 free" in report["why_not"]["gpu1"]
-    assert "gpu3 has 65536 free" in report["why_not"]["gpu3"]
+    assert "65536 free over 1 provider(s) (gpu1)" in report["why_not"]["gpu1"]
+    assert "65536 free over 1 provider(s) (gpu3)" in report["why_not"]["gpu3"]
+    (vcpu,) = fit([flavor("nvlink", **{"trait:CUSTOM_GPU_NVLINK": "required"})], fleet=fleet)
+    assert "gpu3" in vcpu["why_not"]["gpu3"] or "trait" in vcpu["why_not"]["gpu3"]
     assert "\x00" not in "".join(report["why_not"].values())
 
 
