@@ -197,18 +197,18 @@ class _Tree:
                 inventories[uuid].inventories[rc].used = used
         return count
 
-    def why_not(self, request: Request, tree: list[Provider]) -> str:
+    def reason(self, request: Request) -> str:
+        """Why the request has no candidate on this tree, with templated provider names."""
         # Totals first: a request asking more of a class than the tree has free in all its providers
         # together is explained without searching combinations (which grow as providers ** groups).
         for rc, amount in _totals(request).items():
             having = [p for p in self.fleet.order if rc in p.inventories]
             free = sum(p.inventories[rc].free for p in having)
             if having and amount > free:
-                return self.words(
+                return (
                     f"the flavor asks {amount} {rc} in total; this host has {free} free over "
                     f"{len(having)} provider(s) ({', '.join(p.name for p in having[:4])}"
-                    f"{', ...' if len(having) > 4 else ''})",
-                    tree,
+                    f"{', ...' if len(having) > 4 else ''})"
                 )
         try:
             report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root])
@@ -216,7 +216,7 @@ class _Tree:
             return str(exc)
         if report.get("error"):
             return report["error"]
-        return self.words(report["roots"][0]["reason"], tree)
+        return report["roots"][0]["reason"]
 
 
 class FlavorFit:
@@ -236,6 +236,7 @@ class FlavorFit:
         self._keys: dict[str, tuple] = {}
         self._trees: dict[tuple, _Tree] = {}
         self._empty: Fleet | None = None
+        self._max_free: dict[int, dict[str, int]] = {}
         self._snapshot = snapshot
 
     # -- trees -------------------------------------------------------------------------------------
@@ -291,6 +292,12 @@ class FlavorFit:
             self._empty = Fleet(providers, self.fleet.traits, self.fleet.resource_classes)
         return self._empty
 
+    def _most(self, fleet: Fleet) -> dict[str, int]:
+        found = self._max_free.get(id(fleet))
+        if found is None:
+            found = self._max_free[id(fleet)] = max_free(fleet)
+        return found
+
     # -- one flavor --------------------------------------------------------------------------------
     def check(self, flavor) -> dict:
         name = flavor.get("name") if isinstance(flavor, Mapping) else None
@@ -329,7 +336,7 @@ class FlavorFit:
         for query in req.queries:
             try:
                 request = Request.parse(query)
-                answers.append((200, answer(self.fleet, request)))
+                answers.append((200, answer(self.fleet, request, self._most(self.fleet))))
                 requests.append(request)
             except RequestError as exc:
                 answers.append((400, str(exc)))
@@ -379,6 +386,7 @@ class FlavorFit:
     def _count_and_explain(self, report: dict, requests: list[Request], hosts: set[str]) -> None:
         cap = self.options.count_limit
         counted: dict[tuple, int] = {}
+        reasons: dict[tuple, str] = {}
         for root in self.fleet.roots:
             key = self._key(root.uuid)
             if key not in counted:
@@ -393,7 +401,9 @@ class FlavorFit:
                     f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
                 )
             elif requests:
-                report["why_not"][root.name] = self._tree(root.uuid).why_not(requests[0], self.fleet.trees[root.uuid])
+                if key not in reasons:
+                    reasons[key] = self._tree(root.uuid).reason(requests[0])
+                report["why_not"][root.name] = self._tree(root.uuid).words(reasons[key], self.fleet.trees[root.uuid])
             else:
                 report["why_not"][root.name] = "Nova asks Placement nothing it can answer"
         report["fleet_max_instances"] = sum(report["max_instances"].values())
@@ -417,7 +427,7 @@ class FlavorFit:
 
     def _fits(self, fleet: Fleet, request: Request) -> bool:
         try:
-            found = answer(fleet, dataclasses.replace(request, limit=1))
+            found = answer(fleet, dataclasses.replace(request, limit=1), self._most(fleet))
         except RequestError:
             return False
         return bool(found["allocation_requests"])
@@ -549,10 +559,31 @@ def viable_roots(fleet: Fleet, request: Request) -> set[str]:
     return found
 
 
-def answer(fleet: Fleet, request: Request) -> dict:
+def max_free(fleet: Fleet) -> dict[str, int]:
+    """Per resource class, the most any one tree (with the sharing providers it may use) has free."""
+    found: dict[str, int] = {}
+    for root in fleet.root_uuids:
+        shared = fleet.shared_with.get(root, ())
+        for rc, entries in fleet.tree_classes.get(root, {}).items():
+            free = sum(inv.free for _p, inv in entries)
+            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
+            if free > found.get(rc, -1):
+                found[rc] = free
+    for provider in (fleet.providers[u] for u in fleet.sharing):
+        for rc, inv in provider.inventories.items():
+            found[rc] = max(found.get(rc, 0), inv.free)
+    return found
+
+
+def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None) -> dict:
     """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
-    are still checked, so Placement's 400 comes out the same)."""
-    if viable_roots(fleet, request):
+    are still checked, so Placement's 400 comes out the same). ``most`` (from ``max_free``) makes the
+    check one look-up per class for a large fleet; without it every tree is checked."""
+    if most is not None:
+        viable = all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items())
+    else:
+        viable = bool(viable_roots(fleet, request))
+    if viable:
         return allocation_candidates(fleet, request)
     # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
     # until a group that no provider can serve alone ends the search.
