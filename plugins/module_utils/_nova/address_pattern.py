@@ -25,6 +25,8 @@ import re
 import string
 from dataclasses import dataclass
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+
 ANY = "*"
 REGEX_ANY = ".*"
 FIELDS = ("domain", "bus", "slot", "function")
@@ -35,7 +37,7 @@ _HEX = re.compile(r"^[0-9a-fA-F]+$")
 EXAMPLES = "'0000:41:00.0', a glob such as '0000:41:00.*', or regexes such as {bus: '4[1-3]', function: '0'}"
 
 
-class AddressPatternError(ValueError):
+class AddressPatternError(AccelError, ValueError):
     """Text or a mapping that Nova would not accept as a device_spec address (the message says why)."""
 
 
