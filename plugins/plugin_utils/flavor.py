@@ -405,114 +405,179 @@ def _refuse(name: str, key: str, nova: str, fix: str, did_you_mean: list[str] | 
     return _Refused(key, nova, f"flavor {name!r}: {key} {fix}", did_you_mean)
 
 
-def _enum_check(name: str, specs: dict, key: str, allowed: tuple[str, ...]) -> None:
-    value = specs.get(key)
-    if value is not None and value not in allowed:
+# The value rules of the extra specs nova-api (microversion 2.86+) validates that the translation
+# reads: name -> (kind, allowed values in Nova's order | pattern | minimum).
+_SPEC_RULES: dict[str, tuple[str, Any]] = {
+    "hw:cpu_policy": ("enum", ("dedicated", "shared", "mixed")),
+    "hw:cpu_thread_policy": ("enum", ("prefer", "isolate", "require")),
+    "hw:emulator_threads_policy": ("enum", ("isolate", "share")),
+    "hw:pci_numa_affinity_policy": ("enum", ("required", "preferred", "legacy", "socket")),
+    "group_policy": ("enum", ("isolate", "none")),
+    "hw:cpu_dedicated_mask": ("pattern", r"\^?\d+((-\d+)?(,\^?\d+(-\d+)?)?)*"),
+    "pci_passthrough:alias": ("pattern", r"[^:]+:\d+(?:\s*,\s*[^:]+:\d+)*"),
+    "hw:numa_nodes": ("int", 1),
+    "accel:device_profile": ("str", None),
+}
+_SPEC_FIXES = {
+    "hw:cpu_dedicated_mask": "give guest CPU numbers such as '0-1' or '^0'",
+    "pci_passthrough:alias": "give <alias>:<count>[,<alias>:<count>...], e.g. 'a100:1'",
+    "hw:numa_nodes": "give a whole number of guest NUMA nodes (1 or more)",
+}
+
+
+def _validate_int(name: str, where: str, value: str, minimum: int | None, what: str) -> None:
+    try:
+        number = int(value)
+    except ValueError:
+        raise _refuse(
+            name, where, f"Validation failed; '{value}' is not a valid integer value.", f"is {value!r}; {what}"
+        ) from None
+    if minimum is not None and number < minimum:
         raise _refuse(
             name,
-            f"extra_specs {key!r}",
-            f"Validation failed; '{value}' is not one of: {', '.join(allowed)}.",
-            f"is {value!r}; use {', '.join(allowed[:-1])} or {allowed[-1]}",
-            suggest(value, list(allowed)),
+            where,
+            f"Validation failed; '{number}' is less than the min value of '{minimum}'.",
+            f"is {value!r}; {what}",
         )
 
 
-def _validate_extra_specs(name: str, specs: dict[str, str]) -> None:
-    """The checks nova-api (microversion 2.86+) makes when the extra specs are set."""
-    for key, value in specs.items():
-        where = f"extra_specs {key!r}"
-        match = GROUP_KEY.match(key)
-        if match:
-            prefix, _suffix, item = match.groups()
-            custom = re.fullmatch(r"CUSTOM_[A-Z0-9_]+", item)
-            if prefix == "resources" and (item in STANDARD_RESOURCE_CLASSES or custom):
-                if not re.fullmatch(r"\s*[-+]?\d+\s*", value):
-                    raise _refuse(
-                        name,
-                        where,
-                        f"Validation failed; '{value}' is not a valid integer value.",
-                        f"is {value!r}; give a whole number of {item}",
-                    )
-                continue
-            if prefix == "trait" and (item in STANDARD_TRAITS or custom):
-                if value not in ("required", "forbidden"):
-                    raise _refuse(
-                        name,
-                        where,
-                        f"Validation failed; '{value}' is not one of: required, forbidden.",
-                        f"is {value!r}; use required or forbidden",
-                    )
-                continue
-            known = STANDARD_RESOURCE_CLASSES if prefix == "resources" else STANDARD_TRAITS
+def _validate_spec(name: str, key: str, value: str) -> None:
+    where = f"extra_specs {key!r}"
+    rule = _SPEC_RULES.get(key)
+    if rule is not None:
+        kind, arg = rule
+        if kind == "enum" and value not in arg:
+            words = sorted(arg, key=lambda v: (v != "shared", v))  # shared first in our own sentence
             raise _refuse(
                 name,
                 where,
-                f"Validation failed; extra spec '{key}' does not appear to be a valid extra spec.",
-                f"names {item!r}, which is neither a standard {'resource class' if prefix == 'resources' else 'trait'} "
-                "nor CUSTOM_ followed by A-Z, 0-9 and _",
-                suggest(item, sorted(known)),
+                f"Validation failed; '{value}' is not one of: {', '.join(arg)}.",
+                f"is {value!r}; use {', '.join(words[:-1])} or {words[-1]}",
+                suggest(value, list(arg)),
             )
-    _enum_check(name, specs, "hw:cpu_policy", CPU_POLICIES)
-    _enum_check(name, specs, "hw:cpu_thread_policy", CPU_THREAD_POLICIES)
-    _enum_check(name, specs, "hw:emulator_threads_policy", EMULATOR_THREADS_POLICIES)
-    _enum_check(name, specs, "hw:pci_numa_affinity_policy", PCI_NUMA_POLICIES)
-    alias = specs.get("pci_passthrough:alias")
-    if alias is not None and not re.fullmatch(r"[^:]+:\d+(?:\s*,\s*[^:]+:\d+)*", alias):
-        raise _refuse(
-            name,
-            "extra_specs 'pci_passthrough:alias'",
-            f"Validation failed; '{alias}' is not of the format '[^:]+:\\d+(?:\\s*,\\s*[^:]+:\\d+)*'.",
-            f"is {alias!r}; give <alias>:<count>[,<alias>:<count>...], e.g. 'a100:1'",
-        )
-    numa_nodes = specs.get("hw:numa_nodes")
-    if numa_nodes is not None:
-        try:
-            nodes = int(numa_nodes)
-        except ValueError:
+        if kind == "pattern" and not re.fullmatch(arg, value):
             raise _refuse(
                 name,
-                "extra_specs 'hw:numa_nodes'",
-                f"Validation failed; '{numa_nodes}' is not a valid integer value.",
-                f"is {numa_nodes!r}; give a whole number of guest NUMA nodes (1 or more)",
-            ) from None
-        if nodes < 1:
+                where,
+                f"Validation failed; '{value}' is not of the format '{arg}'.",
+                f"is {value!r}; {_SPEC_FIXES[key]}",
+            )
+        if kind == "int":
+            _validate_int(name, where, value, arg, _SPEC_FIXES[key])
+        return
+    match = GROUP_KEY.match(key)
+    if not match:
+        return
+    prefix, _suffix, item = match.groups()
+    custom = re.fullmatch(r"CUSTOM_[A-Z0-9_]+", item)
+    if prefix == "resources" and (item in STANDARD_RESOURCE_CLASSES or custom):
+        _validate_int(name, where, value, None, f"give a whole number of {item}")
+        return
+    if prefix == "trait" and (item in STANDARD_TRAITS or custom):
+        if value not in ("required", "forbidden"):
             raise _refuse(
                 name,
-                "extra_specs 'hw:numa_nodes'",
-                f"Validation failed; '{nodes}' is less than the min value of '1'.",
-                f"is {numa_nodes!r}; give 1 or more",
+                where,
+                f"Validation failed; '{value}' is not one of: required, forbidden.",
+                f"is {value!r}; use required or forbidden",
+                suggest(value, ["required", "forbidden"]),
             )
+        return
+    kind = "resource class" if prefix == "resources" else "trait"
+    known = STANDARD_RESOURCE_CLASSES if prefix == "resources" else STANDARD_TRAITS
+    raise _refuse(
+        name,
+        where,
+        f"Validation failed; extra spec '{key}' does not appear to be a valid extra spec.",
+        f"names {item!r}, which is neither a standard {kind} nor CUSTOM_ followed by A-Z, 0-9 and _",
+        suggest(item, sorted(known)),
+    )
 
 
-def _cpu_mask(text: str, vcpus: int) -> set[int] | None:
-    """nova.virt.hardware.parse_cpu_spec for 'hw:cpu_dedicated_mask' ('^' excludes); None when malformed."""
+def _validate_extra_specs(name: str, specs: dict[str, str]) -> None:
+    """The checks nova-api (microversion 2.86+) makes when the extra specs are set, key by key."""
+    for key, value in specs.items():
+        _validate_spec(name, key, value)
+
+
+def _cpu_mask(name: str, text: str, vcpus: int) -> set[int]:
+    """hardware.parse_cpu_spec for 'hw:cpu_dedicated_mask' (a leading '^' excludes from all vCPUs)."""
     spec = f"0-{vcpus - 1},{text}" if text.strip().startswith("^") else text
     include: set[int] = set()
     exclude: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        if not part:
+    for rule in spec.split(","):
+        rule = rule.strip()
+        if not rule:
             continue
-        target = include
-        if part.startswith("^"):
-            target, part = exclude, part[1:]
-        bounds = part.split("-")
-        try:
-            if len(bounds) == 1:
-                target.add(int(bounds[0]))
-            elif len(bounds) == 2 and target is include:
-                low, high = int(bounds[0]), int(bounds[1])
-                if low > high:
-                    return None
-                target.update(range(low, high + 1))
-            else:
-                return None
-        except ValueError:
-            return None
+        parts = rule.split("-", 1)
+        problem = None
+        if len(parts) > 1:
+            reject = parts[0].startswith("^")
+            try:
+                start, end = (int(p.strip()) for p in (parts[0][1:] if reject else parts[0], parts[1]))
+            except ValueError:
+                start = end = 0
+                problem = f"Invalid range expression {rule!r}"
+            if not problem and start > end:
+                problem = f"Invalid range expression {rule!r}"
+            if not problem:
+                (exclude if reject else include).update(range(start, end + 1))
+        elif rule.startswith("^"):
+            try:
+                exclude.add(int(rule[1:].strip()))
+            except ValueError:
+                problem = f"Invalid exclusion expression {rule!r}"
+        else:
+            try:
+                include.add(int(rule))
+            except ValueError:
+                problem = f"Invalid inclusion expression {rule!r}"
+        if problem:
+            raise _refuse(
+                name,
+                "extra_specs 'hw:cpu_dedicated_mask'",
+                problem,
+                f"is {text!r}; give guest CPU numbers such as '0-1' or '^0'",
+            )
     return include - exclude
 
 
-def _cpu_constraints(name: str, vcpus: int, specs: dict, image: dict) -> dict:
+def _numa_nodes(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict, policy: str | None) -> int | None:
+    """hardware.numa_get_constraints' guest NUMA node count and its even split of CPUs and memory."""
+    flavor_nodes = specs.get("hw:numa_nodes")
+    image_nodes = image.get("hw_numa_nodes")
+    if flavor_nodes and image_nodes:
+        raise _refuse(
+            name,
+            "image_properties 'hw_numa_nodes'",
+            "Image property 'hw_numa_nodes' is not permitted to override NUMA configuration set against the flavor",
+            "may not be set when the flavor sets hw:numa_nodes; drop one of them",
+        )
+    text = flavor_nodes or image_nodes
+    if not text:
+        return None
+    if not re.fullmatch(r"\s*[-+]?\d+\s*", text) or int(text) < 1:
+        raise _refuse(
+            name,
+            "extra_specs 'hw:numa_nodes'" if flavor_nodes else "image_properties 'hw_numa_nodes'",
+            f"The property 'numa_nodes' cannot be '{text}'. It must be a number greater than 0",
+            f"is {text!r}; give a whole number of guest NUMA nodes (1 or more)",
+        )
+    nodes = int(text)
+    if not any(k.startswith("hw:numa_cpus.") or k.startswith("hw:numa_mem.") for k in specs) and (
+        vcpus % nodes or memory_mb % nodes
+    ):
+        raise _refuse(
+            name,
+            "extra_specs 'hw:numa_nodes'" if flavor_nodes else "image_properties 'hw_numa_nodes'",
+            "Instance CPUs and/or memory cannot be evenly distributed across instance NUMA nodes. Explicit "
+            "assignment of CPUs and memory to nodes is required",
+            f"is {nodes}, which does not divide vcpus ({vcpus}) and ram ({memory_mb} MB) evenly",
+        )
+    return nodes
+
+
+def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict) -> dict:
     """hardware.numa_get_constraints' CPU rules: the policies in force, or Nova's refusal."""
     flavor_policy = specs.get("hw:cpu_policy")
     image_policy = image.get("hw_cpu_policy")
@@ -565,14 +630,7 @@ def _cpu_constraints(name: str, vcpus: int, specs: dict, image: dict) -> dict:
     dedicated_mask = None
     mask_text = specs.get("hw:cpu_dedicated_mask")
     if mask_text:
-        dedicated_mask = _cpu_mask(mask_text, vcpus)
-        if dedicated_mask is None:
-            raise _refuse(
-                name,
-                "extra_specs 'hw:cpu_dedicated_mask'",
-                f"Invalid range expression '{mask_text}'",
-                f"is {mask_text!r}; give guest CPU numbers such as '0-1' or '^0'",
-            )
+        dedicated_mask = _cpu_mask(name, mask_text, vcpus)
         cpus = set(range(vcpus))
         if not dedicated_mask or not (cpus - dedicated_mask):
             raise _refuse(
@@ -695,10 +753,12 @@ def _cpu_constraints(name: str, vcpus: int, specs: dict, image: dict) -> dict:
             "extra_specs 'hw:cpu_dedicated_mask'",
             "Dedicated CPU set can be specified from either 'hw:cpu_dedicated_mask' or 'hw:cpu_realtime_mask' "
             "when using 'mixed' CPU policy. 'hw:cpu_dedicated_mask' and 'hw:cpu_realtime_mask' can not be "
-            "specified at the same time, or be specified with none.",
+            "specified at the same time, or be specified with none of them.",
             "is missing; a mixed flavor lists its dedicated vCPUs there, e.g. '^0' (all but vCPU 0)",
         )
+    nodes = _numa_nodes(name, vcpus, memory_mb, specs, image, policy)
     return {
+        "numa_nodes": nodes,
         "cpu_policy": policy,
         "cpu_thread_policy": thread,
         "pinning_policy": pinning_policy,
@@ -737,8 +797,6 @@ def _pci_requests(
     if text is None:
         return []
     key = "extra_specs 'pci_passthrough:alias'"
-    if alias_problem is None:
-        alias_problem = _check_aliases_for_placement(aliases, pci_in_placement)
     if alias_problem is not None:
         raise _refuse(
             name,
@@ -746,6 +804,9 @@ def _pci_requests(
             f"Invalid PCI alias definition: {alias_problem}",
             f"cannot be read as Nova reads [pci] alias: {alias_problem}",
         )
+    alias_problem = _check_aliases_for_placement(aliases, pci_in_placement)
+    if alias_problem is not None:
+        raise _refuse(name, "pci_aliases", alias_problem, f"are refused by Nova: {alias_problem}")
     requests = []
     for index, item in enumerate(text.split(",")):
         alias_name, _sep, count = item.partition(":")
@@ -956,7 +1017,7 @@ def translate(
     request = NovaRequest(flavor=name)
     try:
         _validate_extra_specs(name, specs)
-        cpu = _cpu_constraints(name, sizes["vcpus"], specs, image)
+        cpu = _cpu_constraints(name, sizes["vcpus"], sizes["ram"], specs, image)
         pci_policy = _pci_numa_policy(name, specs, image)
         pci_requests = _pci_requests(name, specs, aliases, alias_problem, pci_policy, pci_in_placement)
         profile_groups = _device_profile_groups(name, specs, device_profiles)
@@ -976,7 +1037,7 @@ def translate(
         "emulator_threads_policy": cpu["emulator_threads_policy"],
         "dedicated_cpus": cpu["dedicated_cpus"],
         "pci_numa_affinity_policy": pci_policy,
-        "numa_nodes": int(specs["hw:numa_nodes"]) if specs.get("hw:numa_nodes") else None,
+        "numa_nodes": cpu["numa_nodes"],
         "vcpus": sizes["vcpus"],
         "memory_mb": sizes["ram"],
     }
