@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import (
     INVENTORY_DEFAULTS,
     INVENTORY_FIELDS,
@@ -32,7 +33,7 @@ SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 _INVENTORY_DEFAULTS = {**INVENTORY_DEFAULTS, "max_unit": MAX_INT}
 
 
-class FleetError(ValueError):
+class FleetError(AccelError, ValueError):
     """A snapshot that does not describe a valid set of provider trees."""
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import custom_name_problem
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
@@ -34,12 +35,16 @@ PROVIDER_CONFIG_SCHEMA = "1.0"
 IniConfig = dict[str, dict[str, list[str]]]
 
 
-class RenderError(Exception):
-    """The fleet cannot be rendered; ``errors`` lists every reason with its fix."""
+class RenderError(AccelError):
+    """The fleet cannot be rendered; ``errors`` lists every reason with its fix.
 
-    def __init__(self, errors: list[str]):
+    ``intro`` (a line before the reasons) lets a caller say what could not be rendered.
+    """
+
+    def __init__(self, errors: list[str], intro: str | None = None):
         self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
+        text = "\n".join(self.errors)
+        super().__init__(f"{intro}\n{text}" if intro else text, errors=self.errors)
 
 
 @dataclass
@@ -51,6 +56,8 @@ class HostInput:
     hypervisor_hostname: str | None = None
     compute_node_traits: tuple[str, ...] = ()
     compute_node_inventories: dict = field(default_factory=dict)
+    # The operator's own providers for this host's provider config (Nova's provider config schema).
+    extra_providers: tuple[dict, ...] = ()
 
     @property
     def nodename(self) -> str:
@@ -61,7 +68,10 @@ class HostInput:
 class Options:
     report_in_placement: bool = False
     pci_in_placement: bool = False
+    # The filters the scheduler already runs (what Kolla's template and the operator's files set);
+    # the rendered list extends it with ``add_filters`` and PciPassthroughFilter, never drops one.
     enabled_filters: tuple[str, ...] = NOVA_DEFAULT_FILTERS
+    add_filters: tuple[str, ...] = ()
 
 
 @dataclass
@@ -69,6 +79,7 @@ class FleetRendering:
     compute: dict[str, IniConfig]  # inventory hostname -> the nova-compute fragment
     api: IniConfig
     scheduler: IniConfig
+    conductor: IniConfig
     provider_configs: dict[str, dict]  # inventory hostname -> provider config document (only when needed)
     selections: dict[str, HostSelection]
     warnings: list[str]
@@ -76,10 +87,6 @@ class FleetRendering:
 
 def _json(value: dict) -> str:
     return json.dumps(value, separators=(", ", ": "))
-
-
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
 
 
 # -- [pci] device_spec ----------------------------------------------------------------------------
@@ -94,17 +101,64 @@ def device_spec_values(selection: HostSelection) -> list[str]:
             tags["resource_class"] = item.resource_class
         if entry.traits:
             tags["traits"] = ",".join(entry.traits)
-        if entry.live_migratable is not None:
-            tags["live_migratable"] = _flag(entry.live_migratable)
+        # Nova tests the tag for presence: "false" would still trigger its libvirt/QEMU version check.
+        if entry.live_migratable:
+            tags["live_migratable"] = "true"
         if item.managed is not None:
             tags["managed"] = "yes" if item.managed else "no"
-        if item.by_address:
+        tags.update(nova_tag_values(entry))
+        if any(not p.is_exact for p in entry.address_patterns):
+            values.extend(_pattern_specs(item, selection.physical_functions, tags))
+        elif item.by_address:
             for device in item.devices:
                 spec = {"address": normalize_address(device["address"])}
                 spec.update(vendor_id=entry.vendor_id, product_id=entry.product_id, **tags)
                 values.append(_json(spec))
         else:
             values.append(_json({"vendor_id": entry.vendor_id, "product_id": entry.product_id, **tags}))
+    return values
+
+
+def nova_tag_values(entry: PolicyEntry) -> dict[str, str]:
+    """The one-time-use and Neutron SR-IOV tags of an entry, as device_spec writes them.
+
+    ``one_time_use`` is written only when true: Nova refuses the tag on a VF even as "false".
+    ``trusted`` and ``remote_managed`` are written whichever way they are set: Neutron asks for
+    "true" or "false" explicitly, and a device without the tag matches neither."""
+    tags: dict[str, str] = {}
+    if entry.one_time_use:
+        tags["one_time_use"] = "true"
+    if entry.physical_network:
+        tags["physical_network"] = entry.physical_network
+    for key in ("trusted", "remote_managed"):
+        value = getattr(entry, key)
+        if value is not None:
+            tags[key] = "true" if value else "false"
+    return tags
+
+
+def _pattern_specs(item, physical_functions: frozenset, tags: dict[str, str]) -> list[str]:
+    """An entry with address globs or regexes: one spec per pattern that takes a device here, as
+    written, and the selected devices no such pattern takes by their own address."""
+    entry = item.entry
+    ids = {"vendor_id": entry.vendor_id, "product_id": entry.product_id}
+    values: list[str] = []
+    covered: set[str] = set()
+    for pattern in entry.address_patterns:
+        if pattern.is_exact:
+            continue
+        taken = {
+            naming.normalize_address(d["address"])
+            for d in item.devices
+            if pattern.matches(d["address"], d.get("physfn"), physical_functions)
+        }
+        if taken:
+            covered |= taken
+            values.append(_json({"address": pattern.device_spec_value(), **ids, **tags}))
+    for device in item.devices:
+        address = naming.normalize_address(device["address"])
+        if address not in covered:
+            values.append(_json({"address": address, **ids, **tags}))
     return values
 
 
@@ -124,6 +178,8 @@ def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]
     for entry in policy:
         if entry.mode != "passthrough" and entry.index not in vgpu_vf:
             continue
+        if entry.for_neutron:
+            continue  # Neutron ports take these devices; an alias would let flavors take them too
         device_type = entry.device_type
         if not device_type:
             found = seen_types.get(entry.index, set())
@@ -151,8 +207,8 @@ def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]
             alias["resource_class"] = resource_class
         if entry.traits:
             alias["traits"] = ",".join(entry.traits)
-        if entry.live_migratable is not None:
-            alias["live_migratable"] = _flag(entry.live_migratable)
+        if entry.live_migratable:
+            alias["live_migratable"] = "true"
         values.append(_json(alias))
     return values, errors
 
@@ -190,14 +246,27 @@ def scheduler_config(aliases: list[str], options: Options) -> IniConfig:
     config: IniConfig = {}
     if aliases:
         config["pci"] = {"alias": list(aliases)}
-    filters = list(options.enabled_filters)
-    if PCI_FILTER not in filters:
-        filters.append(PCI_FILTER)
-    scheduler = {"enabled_filters": [",".join(filters)]}
+    scheduler = {"enabled_filters": [",".join(extend_filters(options.enabled_filters, options.add_filters))]}
     if options.pci_in_placement:
         scheduler["pci_in_placement"] = ["true"]
     config["filter_scheduler"] = scheduler
     return config
+
+
+def extend_filters(current: tuple[str, ...] | list[str], add: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """``current`` in its order, then each of ``add`` and PciPassthroughFilter not already there."""
+    filters: list[str] = []
+    for name in [*current, *add, PCI_FILTER]:
+        name = name.strip()
+        if name and name not in filters:
+            filters.append(name)
+    return filters
+
+
+def conductor_config(aliases: list[str], options: Options) -> IniConfig:
+    """Conductors build request specs on move operations: they read the aliases and, like nova-api and
+    nova-scheduler, ``pci_in_placement``; an alias left in global.conf would otherwise reach them."""
+    return api_config(aliases, options)
 
 
 def api_config(aliases: list[str], options: Options) -> IniConfig:
@@ -233,12 +302,45 @@ def provider_config(host: HostInput, selection: HostSelection) -> dict | None:
                     "traits": {"additional": sorted(item.entry.traits)},
                 }
             )
+    providers = list(host.extra_providers) + providers
     if not providers:
         return None
     return {"meta": {"schema_version": PROVIDER_CONFIG_SCHEMA}, "providers": providers}
 
 
+def provider_identity(provider: object) -> str | None:
+    """``uuid:<value>`` or ``name:<value>``: how Nova tells two provider entries apart."""
+    ident = provider.get("identification") if isinstance(provider, dict) else None
+    if not isinstance(ident, dict):
+        return None
+    if ident.get("uuid"):
+        return f"uuid:{ident['uuid']}"
+    if ident.get("name"):
+        return f"name:{ident['name']}"
+    return None
+
+
+def duplicate_providers(document: dict | None) -> list[str]:
+    """The identifications given by more than one provider entry (Nova refuses such a config)."""
+    seen: list[str] = []
+    twice: list[str] = []
+    for provider in (document or {}).get("providers", []):
+        identity = provider_identity(provider)
+        if identity is None:
+            continue
+        if identity in seen and identity not in twice:
+            twice.append(identity)
+        seen.append(identity)
+    return twice
+
+
 def _check_host_input(host: HostInput, errors: list[str]) -> None:
+    for index, provider in enumerate(host.extra_providers, start=1):
+        if provider_identity(provider) is None:
+            errors.append(
+                f"{host.name}: provider_config entry {index} has no identification; give "
+                "identification: {uuid: ...} or {name: ...} as Nova's provider config schema asks"
+            )
     for trait in host.compute_node_traits:
         problem = naming.trait_problem(trait)
         if problem:
@@ -272,7 +374,7 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
             "(accel_nova_report_in_placement: true)"
         )
     if options.pci_in_placement:
-        names_used = [e.name for e in policy if e.mode == "passthrough"]
+        names_used = [e.name for e in policy if e.mode == "passthrough" and not e.for_neutron]
         for name in sorted({n for n in names_used if names_used.count(n) > 1}):
             errors.append(
                 f"alias {name} is defined by several passthrough entries; with pci_in_placement Nova "
@@ -294,13 +396,23 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
             )
     aliases, alias_errors = alias_values(policy, selections)
     errors.extend(alias_errors)
+    provider_configs = {h.name: doc for h in hosts if (doc := provider_config(h, selections[h.name])) is not None}
+    for name, document in provider_configs.items():
+        for identity in duplicate_providers(document):
+            errors.append(
+                f"{name}: the provider {identity} is defined twice in its provider config (once by the "
+                "operator's provider_config, once by the collection for custom traits or inventories); "
+                "Nova refuses to start: keep one, e.g. move the operator's traits into "
+                "accel_nova_compute_node_traits"
+            )
     if errors:
         raise RenderError(errors)
     return FleetRendering(
         compute={h.name: compute_config(selections[h.name], aliases, options) for h in hosts},
         api=api_config(aliases, options),
         scheduler=scheduler_config(aliases, options),
-        provider_configs={h.name: doc for h in hosts if (doc := provider_config(h, selections[h.name])) is not None},
+        conductor=conductor_config(aliases, options),
+        provider_configs=provider_configs,
         selections=selections,
         warnings=warnings,
     )

@@ -15,9 +15,19 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.accel.openstack.plugins.module_utils._names.custom import custom_name_problem, normalize
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import (
+    custom_name_problem,
+    is_custom,
+    is_standard_form,
+    normalize,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
-from ansible_collections.accel.openstack.plugins.module_utils._names.standard import STANDARD_RESOURCE_CLASSES
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
+    OS_TRAITS_VERSION,
+    STANDARD_RESOURCE_CLASSES,
+    STANDARD_TRAITS,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
 # Standard resource classes that make sense for a passed-through or mediated device.
 DEVICE_RESOURCE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
@@ -27,6 +37,7 @@ TRAIT_COMPUTE_NODE = "COMPUTE_NODE"
 TRAIT_OWNER_NOVA = "OWNER_NOVA"
 TRAIT_MANAGED_PCI = "COMPUTE_MANAGED_PCI_DEVICE"
 TRAIT_LIVE_MIGRATABLE = "HW_PCI_LIVE_MIGRATABLE"
+TRAIT_ONE_TIME_USE = "HW_PCI_ONE_TIME_USE"
 
 
 # PCI device types as Nova names them.
@@ -91,3 +102,41 @@ def nova_device_type(device: dict) -> str:
     if (device.get("sriov_totalvfs") or 0) > 0:
         return TYPE_PF
     return TYPE_PCI
+
+
+# -- standard traits beside custom ones in [pci] device_spec ------------------------------------------
+# Nova's PCI placement translator keeps a name os-traits knows as it is and turns any other into a
+# custom one (upper-cased, CUSTOM_ prefixed, normalised).
+# Traits Nova sets itself from other settings: listing them would claim what the device is not.
+NOVA_SET_TRAITS = {
+    TRAIT_MANAGED_PCI: "Nova puts it on every PCI provider itself",
+    TRAIT_OWNER_NOVA: "Nova puts it on every provider it manages",
+    TRAIT_COMPUTE_NODE: "Nova puts it on the compute node provider",
+    TRAIT_LIVE_MIGRATABLE: "set live_migratable: true instead",
+    TRAIT_ONE_TIME_USE: "set one_time_use: true instead",
+}
+
+
+def device_trait_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a trait of a passed-through device's provider; None when it is fine.
+
+    Custom traits and standard os-traits names are both kept by Nova as written; any other name Nova
+    turns into a custom one, which the policy asks to be written as such.
+    """
+    if isinstance(name, str) and name in NOVA_SET_TRAITS:
+        return f"is set by Nova, not by the device policy: {NOVA_SET_TRAITS[name]}"
+    if isinstance(name, str) and name in STANDARD_TRAITS:
+        return None
+    if is_custom(name):
+        return trait_problem(name)
+    if is_standard_form(name):
+        return (
+            f"is neither a custom trait nor a standard trait of os-traits {OS_TRAITS_VERSION}"
+            f"{did_you_mean(name, STANDARD_TRAITS)}; Nova would report it as "
+            f"{normalize(name, keep_custom_word=True)!r}: write that"
+        )
+    suggestion = f"e.g. {normalize(name)!r}, " if isinstance(name, str) and name else ""
+    return (
+        "is neither a custom trait (CUSTOM_[A-Z0-9_]+) nor a standard os-traits name; write a custom trait, "
+        f"{suggestion}or a standard one such as 'HW_GPU_API_VULKAN'"
+    )

@@ -14,13 +14,14 @@ import fnmatch
 import urllib.parse
 from typing import Any
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_FIELDS
 from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 
 MICROVERSION = "1.39"
 
 
-class PlacementError(Exception):
+class PlacementError(AccelError):
     """Placement refused a request or could not be reached."""
 
     def __init__(self, message: str, status: int | None = None, code: str | None = None):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import capacity
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
@@ -26,7 +27,7 @@ CYBORG_STANDARD_CLASSES = ("FPGA", "GPU", "VGPU", "PGPU")
 MICROVERSION = "2.0"
 
 
-class CyborgError(Exception):
+class CyborgError(AccelError):
     """Cyborg refused a request, or a profile cannot work; the message names the fix."""
 
 
