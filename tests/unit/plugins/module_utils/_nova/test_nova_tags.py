@@ -45,6 +45,7 @@ def specs(policy, **options):
         ({**T4, "traits": ["HW_GPU_API_VULKAN2"]}, "did you mean HW_GPU_API_VULKAN", "'CUSTOM_HW_GPU_API_VULKAN2'"),
         ({**T4, "addresses": ["3b:00.0"]}, "not a full PCI address", "'*:41:00.*'"),
         ({**T4, "addresses": ["0000:3b:20.*"]}, "above the largest PCI slot", "slot"),
+        ({**T4, "addresses": ["10000:41:00.0"]}, "in PCI domain 10000, above ffff", "device_spec"),
         ({**T4, "addresses": [{"bus": "3b", "device": "00"}]}, "unknown field(s) device", "domain, bus, slot"),
         ({**T4, "addresses": [{"bus": 3}]}, "is not a non-empty string", "quote it"),
     ],
