@@ -338,7 +338,7 @@ def test_nova_accepts_the_tags_and_claims_what_we_select(tag_answers, tag):
     for service in ("compute", "scheduler", "api"):
         assert answer[service]["ok"], f"{service}: {answer[service].get('error')}"
     selection = renderings[tag].selections["sriov-nic"]
-    meant = {naming.normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
+    meant = {normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
     assert set(answer["compute"]["matched"]) == meant
     # Each claimed device carries the tags its entry asked for, as Nova reads them back.
     for item in selection.passthrough:
