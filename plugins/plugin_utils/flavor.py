@@ -370,7 +370,7 @@ def _check_aliases_for_placement(aliases: dict, pci_in_placement: bool) -> str |
 def _normalise_rc(name: str) -> str:
     # pci_placement_translator: upper-cased; kept when standard or already CUSTOM_, else normalised
     upper = name.upper()
-    return upper if upper in STANDARD_RESOURCE_CLASSES or is_custom(upper) else normalize(upper)
+    return upper if upper in STANDARD_RESOURCE_CLASSES or is_custom(upper) else normalize(upper, keep_custom_word=True)
 
 
 def _normalise_traits(text: str) -> set[str]:
@@ -384,7 +384,7 @@ def _normalise_traits(text: str) -> set[str]:
             out.add(name)
             continue
         upper = name.upper()
-        out.add(upper if is_custom(upper) else normalize(upper))
+        out.add(upper if is_custom(upper) else normalize(upper, keep_custom_word=True))
     return out
 
 

@@ -49,15 +49,18 @@ def is_standard_form(name: object) -> bool:
     )
 
 
-def normalize(text: str) -> str:
-    """The custom name for ``text`` as os-traits and os-resource-classes make it (Nova applies their rule).
+def normalize(text: str, keep_custom_word: bool = False) -> str:
+    """The custom name for ``text`` by os-traits' and os-resource-classes' rule, which Nova applies.
 
     Each run of characters other than letters and digits becomes one ``_``, the rest is upper-cased and
-    ``CUSTOM_`` goes in front; a ``CUSTOM_`` already there (in any case) is not doubled.
+    ``CUSTOM_`` goes in front. To propose a name, a ``CUSTOM`` word the text already starts with is not
+    doubled (``custom-gpu t4`` -> ``CUSTOM_GPU_T4``); Nova doubles it (``keep_custom_word=True``:
+    ``CUSTOM_CUSTOM_GPU_T4``).
     """
-    if text.upper().startswith(CUSTOM_PREFIX):
-        text = text[len(CUSTOM_PREFIX) :]
-    return CUSTOM_PREFIX + _NOT_ALPHANUMERIC.sub("_", text).upper()
+    body = _NOT_ALPHANUMERIC.sub("_", text).upper()
+    if not keep_custom_word and body.startswith(CUSTOM_PREFIX):
+        body = body[len(CUSTOM_PREFIX) :]
+    return CUSTOM_PREFIX + body
 
 
 def custom_name_problem(name: object) -> str | None:

@@ -148,7 +148,7 @@ def _pattern_specs(item, physical_functions: frozenset, tags: dict[str, str]) ->
         if pattern.is_exact:
             continue
         taken = {
-            naming.normalize_address(d["address"])
+            normalize_address(d["address"])
             for d in item.devices
             if pattern.matches(d["address"], d.get("physfn"), physical_functions)
         }
@@ -156,7 +156,7 @@ def _pattern_specs(item, physical_functions: frozenset, tags: dict[str, str]) ->
             covered |= taken
             values.append(_json({"address": pattern.device_spec_value(), **ids, **tags}))
     for device in item.devices:
-        address = naming.normalize_address(device["address"])
+        address = normalize_address(device["address"])
         if address not in covered:
             values.append(_json({"address": address, **ids, **tags}))
     return values

@@ -16,12 +16,18 @@ from __future__ import annotations
 import re
 
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import (
-    MAX_NAME_LENGTH,
     custom_name_problem,
+    is_custom,
+    is_standard_form,
     normalize,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
-from ansible_collections.accel.openstack.plugins.module_utils._names.standard import STANDARD_RESOURCE_CLASSES
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
+    OS_TRAITS_VERSION,
+    STANDARD_RESOURCE_CLASSES,
+    STANDARD_TRAITS,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
 # Standard resource classes that make sense for a passed-through or mediated device.
 DEVICE_RESOURCE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
@@ -100,10 +106,7 @@ def nova_device_type(device: dict) -> str:
 
 # -- standard traits beside custom ones in [pci] device_spec ------------------------------------------
 # Nova's PCI placement translator keeps a name os-traits knows as it is and turns any other into a
-# custom one (upper-cased, CUSTOM_ prefixed). Every os-traits name lies in one of these namespaces; a
-# name outside them can only ever become CUSTOM_<name>, so it is refused with that suggestion.
-STANDARD_TRAIT_NAMESPACES = ("COMPUTE_", "HW_", "MISC_", "OWNER_", "STORAGE_")
-STANDARD_NAME = re.compile(r"^[A-Z][A-Z0-9_]*\Z")
+# custom one (upper-cased, CUSTOM_ prefixed, normalised).
 # Traits Nova sets itself from other settings: listing them would claim what the device is not.
 NOVA_SET_TRAITS = {
     TRAIT_MANAGED_PCI: "Nova puts it on every PCI provider itself",
@@ -117,23 +120,21 @@ NOVA_SET_TRAITS = {
 def device_trait_problem(name: object) -> str | None:
     """Why ``name`` cannot be a trait of a passed-through device's provider; None when it is fine.
 
-    Custom traits and standard os-traits names are both kept by Nova as written. Standard names are
-    checked by form and namespace here: whether os-traits knows the name is for the Placement stage.
+    Custom traits and standard os-traits names are both kept by Nova as written; any other name Nova
+    turns into a custom one, which the policy asks to be written as such.
     """
     if isinstance(name, str) and name in NOVA_SET_TRAITS:
         return f"is set by Nova, not by the device policy: {NOVA_SET_TRAITS[name]}"
-    if isinstance(name, str) and not name.startswith("CUSTOM_") and STANDARD_NAME.match(name):
-        if len(name) > MAX_NAME_LENGTH:
-            return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
-        if name.startswith(STANDARD_TRAIT_NAMESPACES):
-            return None
-        return (
-            f"is neither a custom trait nor in a standard os-traits namespace "
-            f"({', '.join(n.rstrip('_') for n in STANDARD_TRAIT_NAMESPACES)}); Nova would report it as "
-            f"{normalize(name)!r}: write that"
-        )
-    if isinstance(name, str) and name.startswith("CUSTOM_"):
+    if isinstance(name, str) and name in STANDARD_TRAITS:
+        return None
+    if is_custom(name):
         return trait_problem(name)
+    if is_standard_form(name):
+        return (
+            f"is neither a custom trait nor a standard trait of os-traits {OS_TRAITS_VERSION}"
+            f"{did_you_mean(name, STANDARD_TRAITS)}; Nova would report it as "
+            f"{normalize(name, keep_custom_word=True)!r}: write that"
+        )
     suggestion = f"e.g. {normalize(name)!r}, " if isinstance(name, str) and name else ""
     return (
         "is neither a custom trait (CUSTOM_[A-Z0-9_]+) nor a standard os-traits name; write a custom trait, "

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_pci_id
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_pci_id, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.address_pattern import AddressPattern
 
@@ -99,7 +99,7 @@ class PolicyEntry:
     ) -> bool:
         """Whether the entry's addresses take the device, as Nova matches device_spec addresses."""
         if not self.address_patterns:
-            return not self.addresses or naming.normalize_address(address) in self.addresses
+            return not self.addresses or normalize_address(address) in self.addresses
         return any(p.matches(address, physfn, physical_functions) for p in self.address_patterns)
 
     @property
@@ -179,7 +179,7 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
                     continue
                 patterns.append(pattern)
                 if pattern.is_exact:
-                    addresses.append(naming.normalize_address(address))
+                    addresses.append(normalize_address(address))
             duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
             if duplicates:
                 errors.append(f"{label}: addresses lists {', '.join(duplicates)} more than once; list each once")

@@ -95,7 +95,7 @@ def _physical_functions(by_address: dict[str, dict]) -> frozenset:
 
 def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict], pfs: frozenset) -> bool:
     """Whether ``entry`` takes ``device``: by IDs (and address when listed); vGPU also takes VFs of a PF."""
-    physfn = naming.normalize_address(device["physfn"]) if device.get("physfn") else None
+    physfn = normalize_address(device["physfn"]) if device.get("physfn") else None
     if entry.matches_ids(device.get("vendor_id"), device.get("product_id")) and entry.matches_address(
         device["address"], physfn, pfs
     ):
