@@ -14,10 +14,11 @@ resource classes are checked later, against the fleet, by the solver.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
+
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 
 MICROVERSION = "1.39"
 _PREFIXES = ("resources", "required", "member_of", "in_tree")
@@ -94,16 +95,6 @@ def query_items(query: str | Mapping) -> list[tuple[str, str]]:
                 )
             items.append((str(name), str(one)))
     return items
-
-
-def is_uuid_like(value: str) -> bool:
-    """True for what Placement accepts as a UUID (hyphens, case, braces and urn: prefix optional)."""
-    try:
-        canonical = str(uuid.UUID(value)).replace("-", "")
-    except (TypeError, ValueError, AttributeError):
-        return False
-    plain = value.replace("urn:", "").replace("uuid:", "").strip("{}").replace("-", "").lower()
-    return canonical == plain
 
 
 def parse(query: str | Mapping) -> Request:
