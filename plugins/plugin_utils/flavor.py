@@ -201,7 +201,7 @@ class NovaRequest:
         }
 
 
-class _Refused(Exception):
+class _Refused(AccelError):
     """Nova refuses the flavor: ``nova`` is Nova's message, ``detail`` ours (flavor, key, fix)."""
 
     def __init__(self, key: str, nova: str, detail: str, did_you_mean: list[str] | None = None):

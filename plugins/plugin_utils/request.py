@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 
 MICROVERSION = "1.39"
@@ -31,7 +32,7 @@ _GROUP_POLICIES = ["none", "isolate"]
 _RESOURCES_FORM = "Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024."
 
 
-class RequestError(ValueError):
+class RequestError(AccelError, ValueError):
     """A query Placement rejects with 400 Bad Request."""
 
     def __init__(self, placement_message: str, hint: str = ""):

@@ -6,12 +6,13 @@ Each check raises ``RequestError`` (Placement would answer 400) or ``NoCandidate
 
 from __future__ import annotations
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError, RequestGroup
 
 
-class NoCandidates(Exception):
+class NoCandidates(AccelError):
     """Raised inside the search when a step leaves nothing; carries where and why (for explanations)."""
 
     def __init__(self, where: str, why: str):
