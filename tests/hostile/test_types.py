@@ -125,3 +125,24 @@ def test_module_options_with_wrong_shapes_fail_with_a_message(tmp_path, module, 
     result = run_module(module, {"root": str(root), **args})
     assert result.get("failed") and fragment in result["msg"], result
     no_traceback(result)
+
+
+def test_secrets_are_taken_out_of_messages_without_no_log():
+    from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
+        credential_problems,
+        redact,
+    )
+
+    params = {
+        "cloud": {"auth": {"password": "Cloud-Password-123"}, "region_name": "RegionOne"},
+        "auth": {"token": "Token-Value-456", "username": "operator"},
+    }
+    message = redact("failed for Cloud-Password-123 and Token-Value-456 in RegionOne as operator", params)
+    assert "Cloud-Password-123" not in message and "Token-Value-456" not in message
+    assert "RegionOne" in message and "operator" in message
+    assert credential_problems({"auth": {"token": "abc"}}) == [
+        "auth.token is 3 characters; a secret shorter than 8 would make Ansible hide every occurrence of that "
+        "text in all output, so it is refused: use a longer one (a Placement running noauth2 takes "
+        "'admin:admin' as the admin token)"
+    ]
+    assert credential_problems({"cloud": 5})[0].startswith("cloud is int")

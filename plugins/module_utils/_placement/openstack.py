@@ -76,6 +76,18 @@ def _secrets(value: Any, path: str, secret: bool = False):
         yield path, str(value)
 
 
+def secret_texts(params: dict) -> set[str]:
+    """The secret values in ``cloud`` and ``auth`` (for callers without Ansible's no_log, such as inventories)."""
+    return {text for option in CREDENTIAL_OPTIONS for _path, text in _secrets(params.get(option), option)}
+
+
+def redact(message: str, params: dict) -> str:
+    """``message`` with every secret of ``cloud`` and ``auth`` replaced by ``********``."""
+    for text in sorted(secret_texts(params), key=len, reverse=True):
+        message = message.replace(text, "********")
+    return message
+
+
 def credential_problems(params: dict) -> list[str]:
     """Why the credential options cannot be used as given: wrong types, secrets too short to mask."""
     problems = []
