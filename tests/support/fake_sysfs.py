@@ -25,6 +25,7 @@ import shutil
 import socket
 import struct
 import sys
+
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -124,7 +124,11 @@ class Placement:
     size: int
 
     def as_dict(self) -> dict:
-        return {"profile": self.profile, "profile_id": self.profile_id, "placement": {"start": self.start, "size": self.size}}
+        return {
+            "profile": self.profile,
+            "profile_id": self.profile_id,
+            "placement": {"start": self.start, "size": self.size},
+        }
 
 
 def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> list[Placement]:
@@ -164,7 +168,9 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
             try:
                 starts = [int(s["start"]) if isinstance(s, dict) else int(s) for s in raw]
             except (TypeError, ValueError, KeyError):
-                raise MigLayoutError(f"{where}: placement {placement!r} is not a start slot or a list of them") from None
+                raise MigLayoutError(
+                    f"{where}: placement {placement!r} is not a start slot or a list of them"
+                ) from None
             if len(starts) != count:
                 raise MigLayoutError(
                     f"{where}: {len(starts)} placement(s) for count {count}; give one start per instance or none"
@@ -198,9 +204,7 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
         if start is None:
             continue
         if any(used[start : start + profile.size]):
-            raise MigLayoutError(
-                f"{where}: placement {start} overlaps another pinned instance; choose another start"
-            )
+            raise MigLayoutError(f"{where}: placement {start} overlaps another pinned instance; choose another start")
         for slot in range(start, start + profile.size):
             used[slot] = True
         result.append(Placement(profile.name, profile.profile_id, start, profile.size))
