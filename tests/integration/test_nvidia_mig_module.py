@@ -39,7 +39,8 @@ def test_check_apply_check_apply(root):
     applied = run_module("nvidia_mig", args)
     assert applied["changed"] is True
     assert [c["status"] for c in applied["commands"]] == ["pending"]
-    state = json.load(open(os.path.join(root, "etc/accel-openstack/mig", PENDING + ".json")))
+    with open(os.path.join(root, "etc/accel-openstack/mig", PENDING + ".json")) as handle:
+        state = json.load(handle)
     assert [(i["profile"], i["start"]) for i in state["instances"]] == [("3g.20gb", 0), ("3g.20gb", 4)]
     assert run_module("nvidia_mig", args, check=True)["changed"] is False
     assert run_module("nvidia_mig", args)["changed"] is False

@@ -41,7 +41,7 @@ def _brute_force_fits(published: dict, names: list[str]) -> bool:
         if names.count(name) > profiles[name]["max"]:
             return False
     for starts in itertools.product(*[p["starts"] for p in chosen]):
-        slots = [s for p, start in zip(chosen, starts) for s in range(start, start + p["size"])]
+        slots = [s for p, start in zip(chosen, starts, strict=True) for s in range(start, start + p["size"])]
         if max(slots, default=0) < published["memory_slices"] and len(slots) == len(set(slots)):
             return True
     return False
