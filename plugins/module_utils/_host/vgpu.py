@@ -107,6 +107,16 @@ def plan(host: HostRoot, selectors: list[str], wanted: str, vfs: int | None) -> 
         for vf in children:
             offered.update(gpu_restore.creatable_types(sysfs, vf) or {})
         type_id = next((i for i, n in offered.items() if wanted in (str(i), n)), None)
+        held = sorted({gpu_restore.current_type(sysfs, vf) for vf in children} - {0})
+        if type_id is None and vfs == 0:
+            type_id = 0  # clearing every VF needs no type
+            offered[0] = None
+        elif type_id is None and held:
+            raise VgpuError(
+                f"{address}: vGPU type {wanted!r} is not offered while VFs hold type "
+                + ", ".join(f"{i} ({offered.get(i, '?')})" for i in held)
+                + "; a GPU holds one vGPU type at a time: clear its VFs first (nvidia_vgpu with vfs: 0), then run again"
+            )
         if type_id is None:
             raise VgpuError(
                 f"{address}: vGPU type {wanted!r} is not in its VFs' creatable_vgpu_types; offered: "
