@@ -154,18 +154,9 @@ policy_warnings:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniError
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
-from ansible_collections.accel.openstack.plugins.module_utils._nova.config import NOVA_DEFAULT_FILTERS, RenderError
-from ansible_collections.accel.openstack.plugins.module_utils._nova.files import (
-    SERVICES,
-    LayoutError,
-    apply_files,
-    plan,
-)
-from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import NOVA_DEFAULT_FILTERS
+from ansible_collections.accel.openstack.plugins.module_utils._nova.files import SERVICES, plan
 
 
 def argument_spec() -> dict:
@@ -192,35 +183,29 @@ def argument_spec() -> dict:
         "config_dir": {"type": "str"},
         "file_name": {"type": "str", "default": "50-accel-openstack.conf"},
         "provider_config_dir": {"type": "str", "default": "/etc/nova/provider_config"},
-        "root": {"type": "path", "default": "/"},
     }
 
 
+class NovaConfigModule(HostModule):
+    argument_spec = argument_spec()
+    module_kwargs = {"required_if": [("layout", "nova_conf_d", ("host",))]}
+
+    def run(self) -> dict:
+        rendering, changes = plan(self.host, self.params)
+        for warning in rendering.warnings:
+            self.warn(warning)
+        self.apply_files(changes)
+        return {
+            "changed": bool(self.diff),
+            "diff": self.diff,
+            "files": {c.path: c.changed for c in changes},
+            "rendered": {c.path: c.after or "" for c in changes},
+            "policy_warnings": rendering.warnings,
+        }
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        required_if=[("layout", "nova_conf_d", ("host",))],
-        supports_check_mode=True,
-    )
-    try:
-        root = HostRoot(module.params["root"])
-        rendering, plans = plan(root, module.params)
-    except (PolicyError, RenderError) as exc:
-        module.fail_json(msg="the device policy cannot be rendered:\n" + str(exc), errors=exc.errors)
-    except (HostRootError, LayoutError, IniError) as exc:
-        module.fail_json(msg=str(exc))
-    for warning in rendering.warnings:
-        module.warn(warning)
-    if not module.check_mode:
-        apply_files(root, plans)
-    changed = [p for p in plans if p.changed]
-    module.exit_json(
-        changed=bool(changed),
-        diff=[p.diff() for p in changed],
-        files={p.path: p.changed for p in plans},
-        rendered={p.path: p.after for p in plans},
-        policy_warnings=rendering.warnings,
-    )
+    NovaConfigModule()()
 
 
 if __name__ == "__main__":

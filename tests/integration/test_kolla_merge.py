@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import apply_all
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
-from ansible_collections.accel.openstack.plugins.module_utils._nova.files import MATCH_NOTHING, apply_files, plan
+from ansible_collections.accel.openstack.plugins.module_utils._nova.files import MATCH_NOTHING, plan
 from tests.support import kolla_merge, nova_oracle
 from tests.support.fake_sysfs import build_root
 
@@ -54,7 +55,7 @@ def kolla_dir(tmp_path_factory):
     }
     root = HostRoot("/")
     rendering, plans = plan(root, params)
-    apply_files(root, plans)
+    apply_all(root, plans)
     files = {}
     for dirpath, _unused, names in os.walk(config_dir):
         for name in names:

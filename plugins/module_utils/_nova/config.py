@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import HostSelection, select
@@ -32,12 +33,16 @@ PROVIDER_CONFIG_SCHEMA = "1.0"
 IniConfig = dict[str, dict[str, list[str]]]
 
 
-class RenderError(Exception):
-    """The fleet cannot be rendered; ``errors`` lists every reason with its fix."""
+class RenderError(AccelError):
+    """The fleet cannot be rendered; ``errors`` lists every reason with its fix.
 
-    def __init__(self, errors: list[str]):
+    ``intro`` (a line before the reasons) lets a caller say what could not be rendered.
+    """
+
+    def __init__(self, errors: list[str], intro: str | None = None):
         self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
+        text = "\n".join(self.errors)
+        super().__init__(f"{intro}\n{text}" if intro else text, errors=self.errors)
 
 
 @dataclass

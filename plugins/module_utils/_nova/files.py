@@ -13,16 +13,17 @@
 50-accel-openstack.conf``) holding the parts of the services that host runs, and
 ``<provider_config_dir>/accel-openstack.yaml`` (``/etc/nova/provider_config``) when it needs one.
 
-Every INI file is edited through :mod:`._ini_file`, so only the keys written here are owned. The
+Every INI file is edited through :mod:`.._host.ini_file`, so only the keys written here are owned. The
 provider config file is ours entirely (JSON, which is YAML and needs no YAML library on the host).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniPlan, update_text
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     LAYOUTS,
@@ -30,26 +31,22 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.config impor
     HostInput,
     IniConfig,
     Options,
+    RenderError,
     render_fleet,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
 SERVICES = ("compute", "api", "scheduler")
 PROVIDER_CONFIG_NAME = "accel-openstack.yaml"
 # Matches no device (PCI reserves vendor ffff for "no device"): the kolla layout sets it on hosts without
 # passthrough devices, so a device_spec left in global.conf or nova.conf cannot reach them through the merge.
 MATCH_NOTHING = '{"vendor_id": "ffff", "product_id": "ffff"}'
+FILE_MODE = 0o640  # Nova's files may hold the aliases of a cloud: readable by their group only
 DEFAULT_DIRS = {"kolla": "/etc/kolla/config", "nova_conf_d": "/etc/nova/nova.conf.d"}
 
 
-class LayoutError(Exception):
+class LayoutError(AccelError):
     """The layout options do not fit together; the message names the option to fix."""
-
-
-@dataclass
-class FilePlan(IniPlan):
-    """One file's plan; ``kind`` says how it is written: "ini" (owned keys only) or "whole"."""
-
-    kind: str = "ini"
 
 
 def merge_ini(*configs: IniConfig) -> IniConfig:
@@ -124,28 +121,17 @@ def wanted_files(
     return files
 
 
-def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]]) -> list[FilePlan]:
-    """Current -> desired text for each file; pure apart from reading."""
-    plans = []
+def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]], mode: int = FILE_MODE) -> list[FileChange]:
+    """Current -> desired text for each file ("ini": our keys only; "whole": the text given); reads only.
+
+    A file left with nothing in it is deleted (``after`` is None).
+    """
+    changes = []
     for path, kind, content in wanted:
-        before = root.read_text(path, default="") or ""
-        after = update_text(before, content) if kind == "ini" else content
-        plans.append(FilePlan(path=path, kind=kind, before=before, after=after))
-    return plans
-
-
-def apply_files(root: HostRoot, plans: list[FilePlan], mode: int = 0o640) -> list[str]:
-    """Write the changed files (remove those left empty); returns the paths changed."""
-    changed = []
-    for plan in plans:
-        if not plan.changed:
-            continue
-        if plan.after:
-            root.write_text(plan.path, plan.after, mode=mode)
-        else:
-            root.remove(plan.path)
-        changed.append(plan.path)
-    return changed
+        before = root.read_existing(path)
+        after = update_text(before or "", content) if kind == "ini" else content
+        changes.append(FileChange(path, before, after or None, mode))
+    return changes
 
 
 def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
@@ -168,7 +154,7 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
     return hosts
 
 
-def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FilePlan]]:
+def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FileChange]]:
     """Render for the module parameters and plan every file; raises the domain errors."""
     layout = params["layout"]
     options = Options(
@@ -176,7 +162,10 @@ def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FilePlan]]:
         pci_in_placement=bool(params.get("pci_in_placement")),
         enabled_filters=tuple(params.get("enabled_filters") or Options().enabled_filters),
     )
-    rendering = render_fleet(host_inputs(params["hosts"]), params["policy"], options)
+    try:
+        rendering = render_fleet(host_inputs(params["hosts"]), params["policy"], options)
+    except (PolicyError, RenderError) as exc:
+        raise RenderError(exc.errors, intro="the device policy cannot be rendered:") from exc
     files = wanted_files(
         rendering,
         layout,
