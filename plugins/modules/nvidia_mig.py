@@ -103,63 +103,49 @@ drift: {description: How the GPU differs from the layout (V(assert) and check mo
 state_file: {description: The state file the boot unit reads., returned: always, type: str}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import mig
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
+
+
+class NvidiaMigModule(HostModule):
+    argument_spec = {
+        "address": {"type": "str", "required": True},
+        "layout": {"type": "list", "elements": "dict", "required": True},
+        "state": {"type": "str", "default": "present", "choices": ["present", "assert"]},
+    }
+
+    def run(self) -> dict:
+        # nvidia-smi runs only on the running system; any other root is read from its recorded output
+        run = self.run_tool if self.host.is_live and self.ansible.get_bin_path("nvidia-smi") else None
+        plan = mig.plan(self.host, self.params["address"], self.params["layout"], run)
+        result = plan.result()
+        result["drift"] = plan.drift()
+        if self.params["state"] == "assert":
+            if result["drift"]:
+                raise mig.MigError(
+                    f"GPU {plan.address} drifted: " + "; ".join(result["drift"]), changed=False, **result
+                )
+            return dict(result, changed=False, commands=[])
+        reason = mig.refusal(plan)
+        if reason:
+            raise mig.MigError(reason, changed=False, **result)
+        if self.check_mode:
+            result["commands"] = [{"command": c, "status": "would_run"} for c in result["plan"]]
+        else:
+            result["commands"] = mig.apply(self.host, plan, run)
+        if result["reset_required"]:
+            self.warn(
+                f"GPU {plan.address}: MIG mode waits for a GPU reset; reboot the host (the boot unit creates the "
+                "instances) or stop every user of the GPU and run 'nvidia-smi -r -i "
+                f"{mig.bus_id(plan.address)}', then run again"
+            )
+        if plan.changed:
+            self.diff.append(plan.diff())
+        return dict(result, changed=plan.changed)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "root": {"type": "path", "default": "/"},
-            "address": {"type": "str", "required": True},
-            "layout": {"type": "list", "elements": "dict", "required": True},
-            "state": {"type": "str", "default": "present", "choices": ["present", "assert"]},
-        },
-        supports_check_mode=True,
-    )
-    try:
-        host = HostRoot(module.params["root"])
-    except HostRootError as exc:
-        module.fail_json(msg=str(exc))
-    run = None
-    if host.is_live and module.get_bin_path("nvidia-smi"):
-
-        def run(argv):
-            return module.run_command(argv)
-
-    try:
-        plan = mig.plan(host, module.params["address"], module.params["layout"], run)
-        result = plan.result()
-        result["drift"] = plan.drift()
-        if module.params["state"] == "assert":
-            if result["drift"]:
-                module.fail_json(
-                    msg=f"GPU {plan.address} drifted: " + "; ".join(result["drift"]), changed=False, **result
-                )
-            module.exit_json(changed=False, commands=[], **result)
-        reason = mig.refusal(plan)
-        if reason:
-            module.fail_json(msg=reason, changed=False, **result)
-        if module.check_mode:
-            result["commands"] = [{"command": c, "status": "would_run"} for c in result["plan"]]
-        else:
-            result["commands"] = mig.apply(host, plan, run)
-    except AccelError as exc:
-        module.fail_json(**exc.result())
-    for warning in host.warnings:
-        module.warn(warning)
-    if result["reset_required"]:
-        module.warn(
-            f"GPU {plan.address}: MIG mode waits for a GPU reset; reboot the host (the boot unit creates the "
-            "instances) or stop every user of the GPU and run 'nvidia-smi -r -i "
-            f"{mig.bus_id(plan.address)}', then run again"
-        )
-    if module._diff:
-        result["diff"] = plan.diff()
-    module.exit_json(changed=plan.changed, **result)
+    NvidiaMigModule()()
 
 
 if __name__ == "__main__":

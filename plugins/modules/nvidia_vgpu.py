@@ -71,52 +71,43 @@ gpus:
 enabled_mdev_types: {description: The mdev types Nova should enable (mdev mode)., returned: always, type: list, elements: str}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import vgpu
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
+
+
+class NvidiaVgpuModule(HostModule):
+    argument_spec = {
+        "devices": {"type": "list", "elements": "str", "required": True, "aliases": ["address"]},
+        "type": {"type": "str", "required": True},
+        "vfs": {"type": "int"},
+        "timeout": {"type": "int", "default": 60},
+    }
+
+    def run(self) -> dict:
+        plans = vgpu.plan(self.host, self.params["devices"], self.params["type"], self.params["vfs"])
+        if not self.check_mode:
+            vgpu.apply(self.host, plans, self.params["timeout"])
+        for p in plans:
+            if p.changed:
+                self.diff.append(
+                    {
+                        "before": "".join(f"{vf} current_vgpu_type={b}\n" for vf, b, _a in p.writes)
+                        + (p.state_before or ""),
+                        "after": "".join(f"{vf} current_vgpu_type={a}\n" for vf, _b, a in p.writes)
+                        + (p.state_after or ""),
+                        "before_header": p.address,
+                        "after_header": p.address,
+                    }
+                )
+        return {
+            "changed": any(p.changed for p in plans),
+            "gpus": [p.as_dict() for p in plans],
+            "enabled_mdev_types": sorted({p.type_id for p in plans if p.mechanism == "mdev"}),
+        }
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "root": {"type": "path", "default": "/"},
-            "devices": {"type": "list", "elements": "str", "required": True, "aliases": ["address"]},
-            "type": {"type": "str", "required": True},
-            "vfs": {"type": "int"},
-            "timeout": {"type": "int", "default": 60},
-        },
-        supports_check_mode=True,
-    )
-    try:
-        host = HostRoot(module.params["root"])
-        plans = vgpu.plan(host, module.params["devices"], module.params["type"], module.params["vfs"])
-        if not module.check_mode:
-            vgpu.apply(host, plans, module.params["timeout"])
-    except HostRootError as exc:
-        module.fail_json(msg=str(exc))
-    except AccelError as exc:
-        module.fail_json(**exc.result())
-    result = {
-        "changed": any(p.changed for p in plans),
-        "gpus": [p.as_dict() for p in plans],
-        "enabled_mdev_types": sorted({p.type_id for p in plans if p.mechanism == "mdev"}),
-    }
-    if module._diff:
-        result["diff"] = [
-            {
-                "before": "".join(f"{vf} current_vgpu_type={b}\n" for vf, b, _a in p.writes) + (p.state_before or ""),
-                "after": "".join(f"{vf} current_vgpu_type={a}\n" for vf, _b, a in p.writes) + (p.state_after or ""),
-                "before_header": p.address,
-                "after_header": p.address,
-            }
-            for p in plans
-            if p.changed
-        ]
-    for warning in host.warnings:
-        module.warn(warning)
-    module.exit_json(**result)
+    NvidiaVgpuModule()()
 
 
 if __name__ == "__main__":

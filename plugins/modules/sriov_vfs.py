@@ -62,51 +62,40 @@ devices:
 state_files: {description: State files the boot unit reads., returned: always, type: list, elements: str}
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import sriov
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
+
+
+class SriovVfsModule(HostModule):
+    argument_spec = {
+        "devices": {"type": "list", "elements": "str", "required": True, "aliases": ["address"]},
+        "numvfs": {"type": "int", "required": True},
+        "timeout": {"type": "int", "default": 60},
+    }
+
+    def run(self) -> dict:
+        changes = sriov.plan(self.host, self.params["devices"], self.params["numvfs"])
+        if not self.check_mode:
+            sriov.apply(self.host, changes, self.params["timeout"])
+        for c in changes:
+            if c.changed:
+                self.diff.append(
+                    {
+                        "before": f"sriov_numvfs={c.before}\n{c.state_before or ''}",
+                        "after": f"sriov_numvfs={c.after}\n{c.state_after}",
+                        "before_header": c.address,
+                        "after_header": c.address,
+                    }
+                )
+        return {
+            "changed": any(c.changed for c in changes),
+            "devices": [c.as_dict() for c in changes],
+            "state_files": [sriov.state_path(c.address) for c in changes],
+        }
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "root": {"type": "path", "default": "/"},
-            "devices": {"type": "list", "elements": "str", "required": True, "aliases": ["address"]},
-            "numvfs": {"type": "int", "required": True},
-            "timeout": {"type": "int", "default": 60},
-        },
-        supports_check_mode=True,
-    )
-    try:
-        host = HostRoot(module.params["root"])
-        changes = sriov.plan(host, module.params["devices"], module.params["numvfs"])
-        if not module.check_mode:
-            sriov.apply(host, changes, module.params["timeout"])
-    except HostRootError as exc:
-        module.fail_json(msg=str(exc))
-    except AccelError as exc:
-        module.fail_json(**exc.result())
-    result = {
-        "changed": any(c.changed for c in changes),
-        "devices": [c.as_dict() for c in changes],
-        "state_files": [sriov.state_path(c.address) for c in changes],
-    }
-    if module._diff:
-        result["diff"] = [
-            {
-                "before": f"sriov_numvfs={c.before}\n{c.state_before or ''}",
-                "after": f"sriov_numvfs={c.after}\n{c.state_after}",
-                "before_header": c.address,
-                "after_header": c.address,
-            }
-            for c in changes
-            if c.changed
-        ]
-    for warning in host.warnings:
-        module.warn(warning)
-    module.exit_json(**result)
+    SriovVfsModule()()
 
 
 if __name__ == "__main__":

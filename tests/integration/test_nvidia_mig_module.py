@@ -34,7 +34,7 @@ def test_check_apply_check_apply(root):
     assert checked["changed"] is True, checked
     assert checked["plan"] == ["nvidia-smi mig -i 00000000:D8:00.0 -cgi 9:0,9:4 -C"]
     assert checked["reset_required"] is True
-    assert "3g.20gb@4" in checked["diff"]["after"]
+    assert "3g.20gb@4" in checked["diff"][0]["after"]
     assert _tree(root) == before
     applied = run_module("nvidia_mig", args)
     assert applied["changed"] is True

@@ -77,10 +77,10 @@ class FakeKernel:
         """
         from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
 
-        original = gpu_restore.Sysfs.write
-
         def write(sysfs, host_path, value):
-            original(sysfs, host_path, value)
+            # the kernel takes the value of one write(2); a plain file needs truncating to hold just it
+            with open(sysfs.path(host_path), "w") as handle:
+                handle.write(value + "\n")
             self.step()
 
         monkeypatch.setattr(gpu_restore.Sysfs, "write", write)

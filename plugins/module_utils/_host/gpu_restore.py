@@ -35,37 +35,56 @@ class RestoreError(Exception):
 
 
 class Sysfs:
-    """sysfs under a root (``/`` on a host; a fake tree in tests)."""
+    """sysfs under a root (``/`` on a host; a fake tree in tests).
 
-    def __init__(self, root: str = "/"):
+    Modules pass ``resolve`` and ``write_attr`` from their HostRoot, so every path is resolved and
+    confined inside the root; the boot unit runs on ``/`` with plain paths.
+    """
+
+    def __init__(self, root: str = "/", resolve=None, write_attr=None):
         self.root = os.path.abspath(root)
+        self._resolve = resolve
+        self._write_attr = write_attr
+
+    @classmethod
+    def of(cls, host) -> Sysfs:
+        """The sysfs of a HostRoot, confined to its root."""
+        return cls(host.root, resolve=host.path, write_attr=host.write_attr)
 
     def path(self, host_path: str) -> str:
+        if self._resolve is not None:
+            return self._resolve(host_path)
         return os.path.join(self.root, host_path.lstrip("/"))
 
     def read(self, host_path: str) -> str | None:
         try:
             with open(self.path(host_path)) as handle:
                 return handle.read().strip()
-        except OSError:
+        except Exception:  # absent, unreadable, or refused by the root's confinement
             return None
 
     def write(self, host_path: str, value: str) -> None:
         try:
+            if self._write_attr is not None:
+                self._write_attr(host_path, value)
+                return
             with open(self.path(host_path), "w") as handle:
                 handle.write(value)
         except OSError as exc:
             raise RestoreError(f"writing {value!r} to {host_path} failed: {exc.strerror or exc}") from exc
 
     def exists(self, host_path: str) -> bool:
-        return os.path.lexists(self.path(host_path))
+        try:
+            return os.path.lexists(self.path(host_path))
+        except Exception:  # refused by the root's confinement
+            return False
 
     def vfs(self, pf: str) -> list[str]:
         """The PF's VF addresses, in virtfn order."""
-        base = self.path(f"{PCI}/{pf}")
         try:
+            base = self.path(f"{PCI}/{pf}")
             names = [n for n in os.listdir(base) if n.startswith("virtfn") and n[6:].isdigit()]
-        except OSError:
+        except Exception:
             return []
         return [os.path.basename(os.readlink(os.path.join(base, n))) for n in sorted(names, key=lambda n: int(n[6:]))]
 

@@ -151,7 +151,7 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
                 f"give {total} or fewer"
             )
         before = int(host.read_attr(f"{PCI}/{address}/sriov_numvfs") or 0)
-        vfs = gpu_restore.Sysfs(host.root).vfs(address)
+        vfs = gpu_restore.Sysfs.of(host).vfs(address)
         if vfs and before != numvfs:
             # a different count means zero first: every VF goes; a smaller count removes the tail
             if groups is None:
@@ -169,7 +169,7 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
 
 
 def apply(host: HostRoot, changes: list[PfChange], timeout: float) -> None:
-    sysfs = gpu_restore.Sysfs(host.root)
+    sysfs = gpu_restore.Sysfs.of(host)
     for change in changes:
         if change.before != change.after or len(sysfs.vfs(change.address)) != change.after:
             try:

@@ -89,7 +89,7 @@ def plan(host: HostRoot, selectors: list[str], wanted: str, vfs: int | None) -> 
     if not selectors:
         raise VgpuError("devices is empty; give the GPU addresses or vendor:product IDs")
     wanted = str(wanted).strip()
-    sysfs = gpu_restore.Sysfs(host.root)
+    sysfs = gpu_restore.Sysfs.of(host)
     groups = None
     plans = []
     for address in sriov.select(host, selectors, need_sriov=False):
@@ -178,7 +178,7 @@ def plan(host: HostRoot, selectors: list[str], wanted: str, vfs: int | None) -> 
 
 
 def apply(host: HostRoot, plans: list[GpuPlan], timeout: float) -> None:
-    sysfs = gpu_restore.Sysfs(host.root)
+    sysfs = gpu_restore.Sysfs.of(host)
     for p in plans:
         done: list[tuple[str, int]] = []
         try:
