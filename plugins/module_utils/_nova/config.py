@@ -101,6 +101,7 @@ def device_spec_values(selection: HostSelection) -> list[str]:
             tags["live_migratable"] = _flag(entry.live_migratable)
         if item.managed is not None:
             tags["managed"] = "yes" if item.managed else "no"
+        tags.update(entry.nova_tags)  # one_time_use, physical_network, trusted, remote_managed
         if item.by_address:
             for device in item.devices:
                 spec = {"address": naming.normalize_address(device["address"])}
