@@ -7,13 +7,13 @@ module: nvidia_vgpu
 short_description: Give NVIDIA GPUs selected by PCI address their vGPU type (mdev bus or vGPU 17+ VFs)
 version_added: 0.2.0
 description:
-  - On a GPU with an mdev bus (on the GPU or on its VFs), checks that the type exists and returns it for
-    Nova (C(enabled_mdev_types)); nothing is written, Nova creates the mediated devices.
-  - On NVIDIA vGPU 17 and later (Ada, Hopper, Blackwell: no mdev bus), writes the type to
+  - "On a GPU with an mdev bus (on the GPU or on its VFs), checks that the type exists and returns it for
+    Nova (C(enabled_mdev_types)); nothing is written, Nova creates the mediated devices."
+  - "On NVIDIA vGPU 17 and later (Ada, Hopper, Blackwell: no mdev bus), writes the type to
     C(nvidia/current_vgpu_type) of the first O(vfs) VFs of the GPU (in C(virtfn) order) and clears it on the
     others. The type is given by ID (V(1155)) or name (V(NVIDIA L40S-4Q)) and must be listed in each VF's
     C(creatable_vgpu_types). A VF in use (its vfio group open) is never changed. When the driver refuses a
-    write half-way, the VFs changed by the run are set back.
+    write half-way, the VFs changed by the run are set back."
   - Keeps the VF assignment in C(/etc/accel-openstack/vgpu/<address>.json); the unit the C(host_gpu_sharing)
     role installs sets it again at boot, after the VFs exist.
 author:
