@@ -69,7 +69,13 @@ def test_role_converges_is_idempotent_and_survives_a_reboot(tmp_path):
         assert first["rc"] == 0, json.dumps(first["plays"])[-3000:] + first["stderr"]
         assert first["stats"]["l40s"]["changed"] > 0 and first["stats"]["a100"]["changed"] > 0
         again_check = run_playbook(str(playbook), inventory=str(inventory), check=True)
-        changed_tasks = [(t["task"]["name"], h) for p in again_check["plays"] for t in p["tasks"] for h, r in t["hosts"].items() if r.get("changed")]
+        changed_tasks = [
+            (t["task"]["name"], h)
+            for p in again_check["plays"]
+            for t in p["tasks"]
+            for h, r in t["hosts"].items()
+            if r.get("changed")
+        ]
         assert total_changed(again_check) == 0, changed_tasks
         again = run_playbook(str(playbook), inventory=str(inventory))
         assert again["rc"] == 0 and total_changed(again) == 0
