@@ -205,8 +205,9 @@ def _framebuffer_gb(name: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.support.fake_kernel ROOT PROFILE``: answer the root's sysfs writes until killed."""
     root, profile = (sys.argv[1:] if argv is None else argv)[:2]
-    kernel = FakeKernel(root, profile)
+    kernel = FakeKernel(root, profile, delay=0.5, interval=0.02)
     kernel._loop()
     return 0
 

@@ -34,15 +34,16 @@ import re
 import sys
 from xml.sax.saxutils import escape
 
-import yaml
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 TABLES = os.path.join(os.path.dirname(HERE), "fixtures", "nvidia", "mig-profiles.yml")
 STATE = "/var/lib/fake-nvidia-smi/state.json"
+INSTALLED_TABLES = "/var/lib/fake-nvidia-smi/tables.json"  # the tables inside a root (no PyYAML there)
 RECORDED = "/var/lib/accel-openstack/nvidia-smi"
 
 
 def load_tables(path: str = TABLES) -> dict:
+    import yaml  # only on the machine running the tests; an installed double reads tables.json
+
     with open(path) as handle:
         models = yaml.safe_load(handle)["models"]
     for model in models.values():
@@ -68,6 +69,10 @@ def address_of(bus_id: str) -> str:
 class FakeNvidiaSmi:
     def __init__(self, root: str, tables: dict | None = None):
         self.root = root
+        installed = os.path.join(root, INSTALLED_TABLES.lstrip("/"))
+        if tables is None and os.path.exists(installed):
+            with open(installed) as handle:
+                tables = json.load(handle)
         self.tables = tables or load_tables()
         self.calls: list[list[str]] = []
 
@@ -333,8 +338,24 @@ def initial_state(gpus: list[dict], nvidia_drm_loaded: bool = False) -> dict:
     return {"gpus": out, "nvidia_drm_loaded": nvidia_drm_loaded}
 
 
+def install(root: str) -> str:
+    """Put the double at ``<root>/usr/bin/nvidia-smi`` (run by the root's python3) with its tables."""
+    tables = os.path.join(root, INSTALLED_TABLES.lstrip("/"))
+    os.makedirs(os.path.dirname(tables), exist_ok=True)
+    with open(tables, "w") as handle:
+        json.dump(load_tables(), handle, indent=1, sort_keys=True)
+    target = os.path.join(root, "usr/bin/nvidia-smi")
+    with open(os.path.abspath(__file__)) as source, open(target, "w") as handle:
+        handle.write("#!/usr/bin/python3\n" + source.read())
+    os.chmod(target, 0o755)
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--install"]:
+        print(install(argv[1]))
+        return 0
     root = "/"
     if argv[:1] == ["--root"]:
         root, argv = argv[1], argv[2:]
