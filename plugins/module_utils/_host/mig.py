@@ -157,8 +157,14 @@ class MigPlan:
     def state_changed(self) -> bool:
         return self.state_before != self.state_after
 
+    live: bool = True  # nvidia-smi runs; False: a root whose GPU state is only recorded
+
     @property
     def changed(self) -> bool:
+        """On a running system, any GPU change; on any other root only the state file changes (the GPU
+        commands are pending there, for the boot unit, and reported on every run)."""
+        if not self.live:
+            return self.state_changed
         return self.mode_change or self.instances_change or self.state_changed
 
     def drift(self) -> list[str]:
@@ -271,6 +277,7 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
         commands,
         before,
         state_document(address, desired),
+        live=run is not None,
     )
 
 
