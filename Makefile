@@ -5,6 +5,9 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 PLACEMENT_VENV := .venv-placement
 NOVA_VENV := .venv-nova
+KOLLA_VENV := .venv-kolla
+# Kolla-Ansible 23 needs Python >= 3.12: pyenv's 3.12 where present, else python3.12 on PATH.
+KOLLA_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3) $(shell command -v python3.12))
 COLLECTIONS := $(CURDIR)/.build/collections
 COLLECTION_LINK := $(COLLECTIONS)/ansible_collections/accel/openstack
 DEMO_DIR := $(CURDIR)/.demo
@@ -17,10 +20,11 @@ export ANSIBLE_INVENTORY_UNPARSED_WARNING := false
 export PATH := $(BIN):$(PATH)
 export ACCEL_PLACEMENT_VENV := $(CURDIR)/$(PLACEMENT_VENV)
 export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
+export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
 
-.PHONY: help venv placement-venv nova-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit integration molecule build docs-check clean benchmark differential-full
+.PHONY: help venv placement-venv nova-venv kolla-venv collection demo demo-roots test lint ruff ansible-lint sanity \
+        unit integration molecule build docs-check clean benchmark differential-full differential-flavors
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -43,6 +47,13 @@ $(NOVA_VENV)/.stamp: requirements/nova.txt
 	$(NOVA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/nova.txt
 	touch $@
 nova-venv: $(NOVA_VENV)/.stamp
+
+$(KOLLA_VENV)/.stamp: requirements/kolla.txt
+	@test -n "$(KOLLA_PYTHON)" || { echo "kolla-ansible 23 needs Python >= 3.12: set KOLLA_PYTHON"; exit 1; }
+	$(KOLLA_PYTHON) -m venv $(KOLLA_VENV)
+	$(KOLLA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/kolla.txt
+	touch $@
+kolla-venv: $(KOLLA_VENV)/.stamp
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
@@ -70,7 +81,7 @@ lint: ruff ansible-lint
 unit: venv collection
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
-integration: venv placement-venv nova-venv collection
+integration: venv placement-venv nova-venv kolla-venv collection
 	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
 
 molecule: venv collection
@@ -86,6 +97,9 @@ clean:
 
 differential-full: venv placement-venv collection
 	ACCEL_DIFFERENTIAL_CASES=1000 $(BIN)/python -m pytest tests/integration -k differential $(PYTEST_ARGS)
+
+differential-flavors: venv placement-venv nova-venv collection
+	ACCEL_FLAVOR_CASES=3000 ACCEL_FLAVOR_PLACEMENT_CASES=600 $(BIN)/python -m pytest tests/integration/test_flavor_differential.py $(PYTEST_ARGS)
 
 benchmark-discovery: venv collection
 	$(BIN)/python benchmarks/bench_discovery.py

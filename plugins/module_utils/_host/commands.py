@@ -18,6 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 
 PENDING_FILE = "/var/lib/accel-openstack/pending-commands.json"
 SEARCH_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
@@ -109,9 +110,8 @@ class HostCommands:
     def _save_pending(self, entries: list[dict]) -> bool:
         if self.check_mode:
             return False
-        if not entries:
-            return self.host.remove(PENDING_FILE)
-        return self.host.write_text(PENDING_FILE, json.dumps(entries, indent=2, sort_keys=True) + "\n")
+        text = json.dumps(entries, indent=2, sort_keys=True) + "\n" if entries else None
+        return FileChange.of(self.host, PENDING_FILE, text).apply(self.host)
 
     # -- running ----------------------------------------------------------------------------------------
     def why_not(self, command: Command) -> str | None:

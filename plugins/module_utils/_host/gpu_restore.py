@@ -70,8 +70,10 @@ class Sysfs:
                 return
             with open(self.path(host_path), "w") as handle:
                 handle.write(value)
-        except OSError as exc:
-            raise RestoreError(f"writing {value!r} to {host_path} failed: {exc.strerror or exc}") from exc
+        except Exception as exc:  # OSError, or the HostRoot's own error for a refused write
+            raise RestoreError(
+                f"writing {value!r} to {host_path} failed: {getattr(exc, 'strerror', None) or exc}"
+            ) from exc
 
     def exists(self, host_path: str) -> bool:
         try:

@@ -328,6 +328,8 @@ class HostRoot:
                 f"{self.host_path(directory)}: cannot create the directory ({exc.strerror or exc}); "
                 "a file in the way must be moved"
             ) from exc
+        if not self._inside(os.path.realpath(directory)):  # a link swapped in while the directory was made
+            raise HostRootError(f"{host_path}: its directory resolves outside the root {self.root}; not written")
         try:
             fd, tmp = tempfile.mkstemp(prefix=".accel-", dir=directory)
         except OSError as exc:
@@ -337,24 +339,29 @@ class HostRoot:
                 handle.write(content)
             os.chmod(tmp, mode)
             os.replace(tmp, real)
-        except BaseException:
+        except BaseException as exc:
             if os.path.lexists(tmp):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise HostRootError(f"{host_path}: cannot write ({exc.strerror or exc})") from exc
             raise
         return True
 
     def write_attr(self, host_path: str, value: str) -> None:
         """One plain write(2) to an existing sysfs attribute (a rename would not reach the kernel)."""
         real = self.path(host_path)
-        info = os.stat(real)
-        if not stat.S_ISREG(info.st_mode):
-            raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}, not a sysfs attribute; not written")
-        # O_TRUNC as a shell's "echo N > attr": sysfs ignores it, a plain file (a fake tree) then holds the value
-        fd = os.open(real, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
         try:
-            os.write(fd, value.encode("ascii"))
-        finally:
-            os.close(fd)
+            info = os.stat(real)
+            if not stat.S_ISREG(info.st_mode):
+                raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}, not a sysfs attribute; not written")
+            # O_TRUNC as a shell's "echo N > attr": sysfs ignores it; a plain file (a fake tree) then holds the value
+            fd = os.open(real, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            try:
+                os.write(fd, value.encode("ascii"))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise HostRootError(f"{host_path}: writing {value!r} failed ({exc.strerror or exc})") from exc
 
     def remove(self, host_path: str) -> bool:
         """Delete the entry ``host_path`` (a link itself, not its target); True when it was there."""
@@ -366,5 +373,8 @@ class HostRoot:
             return False
         if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
             raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}; refusing to delete it, move it away")
-        os.unlink(real)
+        try:
+            os.unlink(real)
+        except OSError as exc:
+            raise HostRootError(f"{host_path}: cannot delete ({exc.strerror or exc})") from exc
         return True
