@@ -69,6 +69,7 @@ class FakeKernel:
             for pf, device in self.pfs.items():
                 self._sriov(pf, device, now)
                 self._vgpu(pf, device)
+            self._mdevs()
 
     def answer_writes(self, monkeypatch) -> None:
         """Make sysfs writes through gpu_restore.Sysfs answered at once, as the kernel answers a write.
@@ -182,6 +183,45 @@ class FakeKernel:
             if (len(in_use) + 1) * _framebuffer_gb(t["name"]) <= total:
                 out.add(t["id"])
         return out
+
+    def _mdevs(self) -> None:
+        """``create`` of an mdev type makes the mdev (one fewer available); its ``remove`` takes it away."""
+        bus = self.real("/sys/class/mdev_bus")
+        if not os.path.isdir(bus):
+            return
+        tree = fake_sysfs._Tree(self.root)
+        for parent in os.listdir(bus):
+            types = os.path.join(bus, parent, "mdev_supported_types")
+            for mdev_type in os.listdir(types) if os.path.isdir(types) else []:
+                base = f"/sys/class/mdev_bus/{parent}/mdev_supported_types/{mdev_type}"
+                wanted = self.read(f"{base}/create")
+                if not wanted:
+                    continue
+                self.write(f"{base}/create", "")
+                available = int(self.read(f"{base}/available_instances") or 0)
+                if available < 1 or not re.match(r"^[0-9a-f-]{36}$", wanted):
+                    self.events.append(f"refused mdev {wanted} of {mdev_type} on {parent}")
+                    continue
+                parent_path = self._host(os.path.realpath(self.real(f"/sys/class/mdev_bus/{parent}")))
+                device = f"{parent_path}/{wanted}"
+                tree.write(f"{device}/remove", "")
+                tree.link(f"{device}/mdev_type", f"{parent_path}/mdev_supported_types/{mdev_type}")
+                tree.link(f"/sys/bus/mdev/devices/{wanted}", device)
+                tree.link(f"{parent_path}/mdev_supported_types/{mdev_type}/devices/{wanted}", device)
+                self.write(f"{base}/available_instances", str(available - 1))
+        devices = self.real("/sys/bus/mdev/devices")
+        for name in os.listdir(devices) if os.path.isdir(devices) else []:
+            if self.read(f"/sys/bus/mdev/devices/{name}/remove") != "1":
+                continue
+            device = os.path.realpath(os.path.join(devices, name))
+            type_dir = os.path.realpath(os.path.join(device, "mdev_type"))
+            os.unlink(os.path.join(type_dir, "devices", name))
+            os.unlink(os.path.join(devices, name))
+            shutil.rmtree(device)
+            with open(os.path.join(type_dir, "available_instances")) as handle:
+                available = int(handle.read().strip() or 0)
+            with open(os.path.join(type_dir, "available_instances"), "w") as handle:
+                handle.write(f"{available + 1}\n")
 
     # -- thread --------------------------------------------------------------------------------------
     def __enter__(self):
