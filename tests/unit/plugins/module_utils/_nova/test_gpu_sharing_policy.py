@@ -41,7 +41,7 @@ def test_the_new_keys_parse():
     )
     assert entries[0].mig_layout == ({"profile": "3g.20gb", "count": 2},) and entries[0].is_vgpu
     assert entries[1].vfs == 2 and entries[1].sriov_numvfs == 4
-    assert dict(entries[2].nova_tags) == {"physical_network": "physnet1", "trusted": "true"}
+    assert entries[2].physical_network == "physnet1" and entries[2].trusted is True
     assert not parse_policy([A100_MIG])[0].is_vgpu  # MIG for use outside Nova
 
 
