@@ -225,6 +225,7 @@ class FakeKernel:
 
     # -- thread --------------------------------------------------------------------------------------
     def __enter__(self):
+        self.step()  # the first answer (the VFs' type lists) before anyone reads, as at driver load
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         return self
