@@ -24,7 +24,7 @@ export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
 
 .PHONY: help venv placement-venv nova-venv kolla-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit integration molecule build docs-check clean benchmark differential-full differential-flavors
+        unit integration molecule build docs-check clean benchmark differential-full differential-flavors names
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -54,6 +54,11 @@ $(KOLLA_VENV)/.stamp: requirements/kolla.txt
 	$(KOLLA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/kolla.txt
 	touch $@
 kolla-venv: $(KOLLA_VENV)/.stamp
+
+# The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
+# pinned in requirements/nova.txt (run after changing those pins).
+names: nova-venv
+	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
