@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, sriov
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import ROOT_SCOPE, Command
+from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://galaxy.ansible.com/accel/openstack/mdev")
 MDEV_BUS = "/sys/class/mdev_bus"
@@ -58,8 +59,8 @@ class MdevPlan:
 
 def plan(host, runner, parent: str, mdev_type: str, count: int) -> MdevPlan:
     parent = str(parent).strip().lower()
-    if sriov.ADDRESS.match("0000:" + parent):
-        parent = "0000:" + parent
+    if pci.is_address(parent):
+        parent = pci.normalize_address(parent)
     parents = host.listdir(MDEV_BUS)
     if parent not in parents:
         raise MdevError(

@@ -14,16 +14,15 @@ State file: ``/etc/accel-openstack/mig/<address>.json`` = ``{"address", "mode": 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import mig_profiles, nvidia_smi
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
 STATE_DIR = "/etc/accel-openstack/mig"
-ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
 class MigError(AccelError):
@@ -51,12 +50,10 @@ class GpuState:
 
 
 def normalise_address(address: str, label: str = "address") -> str:
-    value = str(address or "").strip().lower()
-    if re.match(r"^[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$", value):
-        value = "0000:" + value
-    if not ADDRESS.match(value):
-        raise MigError(f"{label} {address!r} is not a PCI address; give it as 0000:3b:00.0 (lspci -D shows it)")
-    return value
+    try:
+        return pci.normalize_address(str(address or "").strip())
+    except pci.PciAddressError as exc:
+        raise MigError(f"{label}: {exc}") from None
 
 
 def read_gpu(host: HostRoot, address: str, run=None) -> GpuState:

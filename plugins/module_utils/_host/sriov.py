@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
 STATE_DIR = "/etc/accel-openstack/sriov"
 PCI = "/sys/bus/pci/devices"
-ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 VENDOR_PRODUCT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
 
 
@@ -47,9 +47,8 @@ def select(host: HostRoot, selectors: list[str], label: str = "devices", need_sr
     chosen: list[str] = []
     for index, raw in enumerate(selectors):
         value = str(raw).strip().lower()
-        if ADDRESS.match("0000:" + value) and not ADDRESS.match(value):
-            value = "0000:" + value
-        if ADDRESS.match(value):
+        if pci.is_address(value):
+            value = pci.normalize_address(value)
             if value not in present:
                 capable = [a for a in present if host.exists(f"{PCI}/{a}/sriov_totalvfs")]
                 raise SriovError(
