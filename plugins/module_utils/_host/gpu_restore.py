@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -30,8 +31,13 @@ STATE_DIR = "/etc/accel-openstack"
 PCI = "/sys/bus/pci/devices"
 
 
+MAX_ATTR = 65536  # a sysfs attribute is one page; more means the file is not what it should be
+
+
 class RestoreError(Exception):
-    pass
+    """A restore step failed (the message names the device and the write). This file is also a
+    standalone script on the host, so it cannot import the collection's AccelError; the modules turn
+    it into one."""
 
 
 class Sysfs:
@@ -41,15 +47,16 @@ class Sysfs:
     confined inside the root; the boot unit runs on ``/`` with plain paths.
     """
 
-    def __init__(self, root: str = "/", resolve=None, write_attr=None):
+    def __init__(self, root: str = "/", resolve=None, write_attr=None, read_attr=None):
         self.root = os.path.abspath(root)
         self._resolve = resolve
         self._write_attr = write_attr
+        self._read_attr = read_attr
 
     @classmethod
     def of(cls, host) -> Sysfs:
-        """The sysfs of a HostRoot, confined to its root."""
-        return cls(host.root, resolve=host.path, write_attr=host.write_attr)
+        """The sysfs of a HostRoot, confined to its root (reads, writes and look-ups alike)."""
+        return cls(host.root, resolve=host.path, write_attr=host.write_attr, read_attr=host.read_text)
 
     def path(self, host_path: str) -> str:
         if self._resolve is not None:
@@ -57,9 +64,16 @@ class Sysfs:
         return os.path.join(self.root, host_path.lstrip("/"))
 
     def read(self, host_path: str) -> str | None:
+        """A sysfs attribute's text; None when absent, unreadable, refused, or not a regular file."""
         try:
-            with open(self.path(host_path)) as handle:
-                return handle.read().strip()
+            if self._read_attr is not None:
+                value = self._read_attr(host_path)
+                return None if value is None else value.strip()
+            path = self.path(host_path)
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return None  # a FIFO, device or socket is never opened
+            with open(path) as handle:
+                return handle.read(MAX_ATTR).strip()
         except Exception:  # absent, unreadable, or refused by the root's confinement
             return None
 
