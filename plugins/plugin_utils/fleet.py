@@ -14,6 +14,7 @@ Summaries are built once and shared by every answer: callers must not modify the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.standard im
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import type_name
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 # A snapshot's inventory that leaves max_unit out means what Placement means: no limit of its own.
@@ -89,10 +91,34 @@ class Provider:
         return hash(self.uuid)
 
 
-def _int(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise FleetError(f"{what} must be an integer, got {value!r}")
+# Placement's own lower bounds for each inventory field (its JSON schema): a snapshot that breaks them
+# was not read from Placement.
+_MINIMUMS = {"total": 1, "reserved": 0, "min_unit": 1, "max_unit": 1, "step_size": 1, "usage": 0}
+
+
+def _int(value, what: str, minimum: int | None = None) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not math.isfinite(value))
+        or int(value) != value
+    ):
+        raise FleetError(f"{what} must be an integer, got {type_name(value)} {value!r}")
+    if minimum is not None and value < minimum:
+        raise FleetError(f"{what} is {int(value)}; Placement takes {minimum} or more")
     return int(value)
+
+
+def _names(value, what: str) -> frozenset:
+    """A list of names (traits, aggregates); a string would be split into its characters, so it is refused."""
+    if value is None:
+        return frozenset()
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, list | tuple | set | frozenset):
+        raise FleetError(f"{what} must be a list of names, got {type_name(value)} {str(value)[:60]!r}")
+    bad = [v for v in value if not isinstance(v, str) or not v]
+    if bad:
+        raise FleetError(f"{what} must hold names (strings), got {bad[0]!r}")
+    return frozenset(value)
 
 
 def _inventory(record: Mapping, used, where: str) -> Inventory:
@@ -100,16 +126,16 @@ def _inventory(record: Mapping, used, where: str) -> Inventory:
         raise FleetError(f"{where}: an inventory needs at least 'total' (and may give {sorted(_INVENTORY_DEFAULTS)})")
     values = {**_INVENTORY_DEFAULTS, **{k: v for k, v in record.items() if v is not None}}
     ratio = values["allocation_ratio"]
-    if isinstance(ratio, bool) or not isinstance(ratio, int | float):
-        raise FleetError(f"{where}: allocation_ratio must be a number, got {ratio!r}")
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not math.isfinite(ratio) or ratio <= 0:
+        raise FleetError(f"{where}: allocation_ratio must be a positive number, got {ratio!r}")
     return Inventory(
-        total=_int(values["total"], f"{where}: total"),
-        reserved=_int(values["reserved"], f"{where}: reserved"),
-        min_unit=_int(values["min_unit"], f"{where}: min_unit"),
-        max_unit=_int(values["max_unit"], f"{where}: max_unit"),
-        step_size=max(_int(values["step_size"], f"{where}: step_size"), 1),
+        total=_int(values["total"], f"{where}: total", _MINIMUMS["total"]),
+        reserved=_int(values["reserved"], f"{where}: reserved", _MINIMUMS["reserved"]),
+        min_unit=_int(values["min_unit"], f"{where}: min_unit", _MINIMUMS["min_unit"]),
+        max_unit=_int(values["max_unit"], f"{where}: max_unit", _MINIMUMS["max_unit"]),
+        step_size=_int(values["step_size"], f"{where}: step_size", _MINIMUMS["step_size"]),
         allocation_ratio=float(ratio),
-        used=_int(used or 0, f"{where}: usage"),
+        used=_int(used or 0, f"{where}: usage", _MINIMUMS["usage"]),
     )
 
 
@@ -212,6 +238,10 @@ class Fleet:
                     f"provider {uuid} gives root_provider_uuid {given_root} but its parents lead to {roots[uuid]}"
                 )
             usages = record.get("usages") or {}
+            label = f"provider {record.get('name') or uuid}"
+            for field in ("inventories", "usages"):
+                if not isinstance(record.get(field) or {}, Mapping):
+                    raise FleetError(f"{label}: {field} must be a mapping of resource class to values")
             inventories = {
                 rc: _inventory(inv, usages.get(rc), f"provider {record.get('name') or uuid} inventory {rc}")
                 for rc, inv in (record.get("inventories") or {}).items()
@@ -223,12 +253,16 @@ class Fleet:
                     parent=parents[uuid],
                     root=roots[uuid],
                     inventories=inventories,
-                    traits=frozenset(record.get("traits") or ()),
-                    aggregates=frozenset(record.get("aggregates") or ()),
+                    traits=_names(record.get("traits"), f"{label}: traits"),
+                    aggregates=_names(record.get("aggregates"), f"{label}: aggregates"),
                     depth=depths[uuid],
                 )
             )
-        return cls(providers, snapshot.get("traits") or (), snapshot.get("resource_classes") or ())
+        return cls(
+            providers,
+            _names(snapshot.get("traits"), "fleet traits"),
+            _names(snapshot.get("resource_classes"), "fleet resource_classes"),
+        )
 
     # -- queries -------------------------------------------------------------------------------
     def members_of(self, aggregates) -> set[str]:

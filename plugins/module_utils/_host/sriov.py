@@ -26,7 +26,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
 STATE_DIR = "/etc/accel-openstack/sriov"
 PCI = "/sys/bus/pci/devices"
-VENDOR_PRODUCT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
+VENDOR_PRODUCT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}\Z")
 
 
 class SriovError(AccelError):

@@ -14,7 +14,6 @@ boot, so the other devices with the same ID stay on their driver.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -27,6 +26,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.commands imp
     run_once,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange, apply_all, diffs
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import split_lines
+from ansible_collections.accel.openstack.plugins.module_utils._names.kernel import is_module_name
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, is_pci_id, normalize_address
 
 MODPROBE_FILE = "/etc/modprobe.d/accel-openstack-vfio.conf"
@@ -40,7 +41,6 @@ BLOCK_BEGIN = "# BEGIN accel.openstack vfio-pci (managed by accel.openstack.vfio
 BLOCK_END = "# END accel.openstack vfio-pci"
 VFIO_MODULES = ("vfio", "vfio_iommu_type1", "vfio_pci")
 HEADER = "# PCI devices handed to vfio-pci for passthrough; managed by accel.openstack.vfio_pci.\n"
-MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 # A driver's name in sysfs is not always its module's name.
 DRIVER_MODULES = {"xhci_hcd": "xhci_pci", "nvidia-gpu": "i2c_nvidia_gpu", "ucsi_ccg": "ucsi_ccg"}
 NOT_COMPETING = ("vfio_pci", "pci_stub", "pcieport")
@@ -196,11 +196,27 @@ def iommu_needed(hardware, selected: list[str], policy_entries) -> bool:
     return False
 
 
-def _module_of(host, driver: str) -> str:
+def _module_of(host, driver: str) -> str | None:
+    """The kernel module behind a driver, or None (with a warning) when sysfs gives no usable name.
+
+    Both the driver's name and its ``module`` link come from the host's sysfs; a name reaches a
+    modprobe.d ``softdep`` line only when it matches the module name grammar.
+    """
+    if not is_module_name(driver):
+        host.warn(
+            f"a device's driver link names {driver[:60]!r}, which is not a kernel module name; "
+            "no softdep is written for it"
+        )
+        return None
     link = host.readlink(f"/sys/bus/pci/drivers/{driver}/module")
-    if link:
-        return link.rstrip("/").rsplit("/", 1)[-1]
-    return DRIVER_MODULES.get(driver, driver.replace("-", "_"))
+    name = link.rstrip("/").rsplit("/", 1)[-1] if link else DRIVER_MODULES.get(driver, driver.replace("-", "_"))
+    if not is_module_name(name):
+        host.warn(
+            f"/sys/bus/pci/drivers/{driver}/module names {name[:60]!r}, which is not a kernel module name; "
+            "no softdep is written for it"
+        )
+        return None
+    return name
 
 
 def competing_modules(host, hardware, addresses: list[str]) -> list[str]:
@@ -210,7 +226,9 @@ def competing_modules(host, hardware, addresses: list[str]) -> list[str]:
         device = hardware.devices[address]
         names = []
         if device.driver:
-            names.append(_module_of(host, device.driver))
+            module = _module_of(host, device.driver)
+            if module:
+                names.append(module)
         cls = device.class_code or ""
         if cls.startswith("03") and device.vendor_id == "10de":
             names += ["nvidia", "nouveau"]
@@ -233,23 +251,44 @@ def render_modprobe(ids: list[str], softdeps: list[str], blacklist: list[str]) -
     return "\n".join(lines) + "\n"
 
 
-def _with_block(text: str | None, body: list[str] | None) -> str | None:
-    """``text`` with our marked block set to ``body`` (or removed); lines outside it are kept as they are."""
-    lines = (text or "").splitlines()
-    if BLOCK_BEGIN in lines and BLOCK_END in lines[lines.index(BLOCK_BEGIN) :]:
-        start = lines.index(BLOCK_BEGIN)
-        end = lines.index(BLOCK_END, start)
-        lines = lines[:start] + lines[end + 1 :]
+def _with_block(text: str | None, body: list[str] | None, path: str = INITRAMFS_TOOLS_MODULES) -> str | None:
+    """``text`` with our marked block set to ``body`` (or removed); lines outside it are kept as they are.
+
+    The block is ours only when it is whole: one begin marker, one end marker after it, and nothing
+    between them but module names this module writes. A damaged block (a marker missing, doubled or out
+    of order, or foreign lines inside) is refused rather than guessed at, so no line of the operator's is
+    ever deleted. The file keeps its line endings (``\r\n`` stays ``\r\n``).
+    """
+    lines, newline = split_lines(text or "", path)
+    begins = [i for i, line in enumerate(lines) if line.strip() == BLOCK_BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.strip() == BLOCK_END]
+    if begins or ends:
+        damaged = len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]
+        inside = [] if damaged else [line.strip() for line in lines[begins[0] + 1 : ends[0]]]
+        foreign = [line for line in inside if line and line not in VFIO_MODULES]
+        if damaged or foreign:
+            what = (
+                f"lines that are not ours inside it ({', '.join(repr(f) for f in foreign[:3])})"
+                if foreign
+                else f"{len(begins)} begin and {len(ends)} end markers"
+            )
+            raise VfioInputError(
+                f"{path}: the block marked {BLOCK_BEGIN!r} is damaged ({what}); it is left untouched so "
+                "none of your lines are deleted: remove the markers and the block's module lines by hand "
+                "and run again",
+                path=path,
+            )
+        lines = lines[: begins[0]] + lines[ends[0] + 1 :]
     if body:
         lines += [BLOCK_BEGIN] + body + [BLOCK_END]
     if text is None and not body:
         return None
-    return "\n".join(lines) + "\n" if lines else ""
+    return newline.join(lines) + newline if lines else ""
 
 
 def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
     for name in params.get("blacklist") or []:
-        if not MODULE_RE.match(name):
+        if not is_module_name(name):
             raise VfioInputError(f"blacklist: {name!r} is not a kernel module name (letters, digits, '_', '-')")
     requested_by: dict = {}
     requested, warnings = select(hardware, params.get("devices") or [], policy_entries, requested_by)

@@ -41,8 +41,8 @@ KNOWN_KEYS = (
 # Keys that only mean something for one mode.
 PASSTHROUGH_ONLY = ("resource_class", "numa_policy", "device_type", "live_migratable")
 VGPU_ONLY = ("mdev_type", "mdev_class", "max_instances")
-ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$")
-MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}\Z")
+MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 TRUE_STRINGS = ("true", "yes", "on", "1")
 FALSE_STRINGS = ("false", "no", "off", "0")
 # Nova's device_spec tags for one-time-use devices and Neutron SR-IOV (parsed by _parse_nova_tags).

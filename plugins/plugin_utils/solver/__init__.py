@@ -28,26 +28,30 @@ import gc
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import answer
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import solve
 
-__all__ = ["NoCandidates", "allocation_candidates", "solve"]
+__all__ = ["Budget", "NoCandidates", "TooCombinatorial", "allocation_candidates", "solve"]
 
 
-def allocation_candidates(fleet: Fleet, request: Request) -> dict:
+def allocation_candidates(fleet: Fleet, request: Request, budget: Budget | None = None) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
 
     Provider summaries are shared with the fleet (built once per snapshot) and equal allocation entries are
     shared between candidates: read the answer, do not modify it in place.
 
     The answer is thousands of small acyclic dicts at fleet scale; the cyclic garbage collector is paused
-    while they are built (it would only rescan the fleet's indexes) and restored afterwards."""
+    while they are built (it would only rescan the fleet's indexes) and restored afterwards.
+
+    The search spends at most ``budget`` steps (:data:`budget.DEFAULT_STEPS`); a query that needs more
+    raises TooCombinatorial (a ValueError naming the numbers) instead of running on."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        return answer(fleet, request)
+        return answer(fleet, request, budget)
     except NoCandidates:
         return {"allocation_requests": [], "provider_summaries": {}}
     finally:

@@ -14,6 +14,7 @@ from itertools import product
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, product_size
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
     all_of,
@@ -41,10 +42,12 @@ class _TreeRows:
         "foreign",
         "plain",
         "_expanded",
+        "budget",
     )
 
-    def __init__(self, fleet: Fleet, group: RequestGroup, anchors: set[str] | None):
+    def __init__(self, fleet: Fleet, group: RequestGroup, anchors: set[str] | None, budget: Budget):
         self.fleet = fleet
+        self.budget = budget
         self.group = group
         members, tree_root = checked(fleet, group)
         if group.required and not fleet.with_trait({t for any_of in group.required for t in any_of}):
@@ -124,6 +127,9 @@ class _TreeRows:
                 break
             lists.append(own)
         else:
+            size = product_size(len(own) for own in lists)
+            classes_asked = len(lists)
+            self.budget.spend(size, lambda: (f"{self.group.label}'s {classes_asked} classes", size))  # noqa: B023
             found = list(product(*lists))
             required = self.group.required
             if required:
@@ -196,14 +202,18 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
     return rows
 
 
-def answer(fleet: Fleet, request: Request) -> dict:
-    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does."""
+def answer(fleet: Fleet, request: Request, budget: Budget | None = None) -> dict:
+    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does, and
+    TooCombinatorial when the search would take more than ``budget`` steps."""
+    budget = budget or Budget()
     anchors = anchor_roots(fleet, request)
     parts = [
         (
             suffix,
             group,
-            _single_rows(fleet, group, anchors) if group.use_same_provider else _TreeRows(fleet, group, anchors),
+            _single_rows(fleet, group, anchors)
+            if group.use_same_provider
+            else _TreeRows(fleet, group, anchors, budget),
         )
         for suffix, group in request.groups.items()
     ]
@@ -211,8 +221,8 @@ def answer(fleet: Fleet, request: Request) -> dict:
     trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
     order = _anchor_order(singles, trees)
     if not singles:
-        return _tree_answer(fleet, trees[0], order, request.limit)
-    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order)
+        return _tree_answer(fleet, trees[0], order, request.limit, budget)
+    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order, budget)
 
 
 def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRows]):
@@ -234,7 +244,9 @@ def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRow
     ]
 
 
-def _combined_answer(fleet: Fleet, request: Request, parts: list, tree: _TreeRows | None, order) -> dict:
+def _combined_answer(
+    fleet: Fleet, request: Request, parts: list, tree: _TreeRows | None, order, budget: Budget
+) -> dict:
     """Suffixed groups (with or without the unsuffixed one): one choice per group, combined per anchor."""
     # The suffixed groups in request order: (suffix, amounts, rows).
     suffixed = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts if suffix]
@@ -250,8 +262,17 @@ def _combined_answer(fleet: Fleet, request: Request, parts: list, tree: _TreeRow
     roots: dict[str, None] = {}
     first = 0 if tree is None else 1  # where the suffixed groups' providers start in a choice
     count = len(suffixed)
+
+    def describe() -> tuple[str, int]:
+        size = sum(product_size(len(rows.get(a, ())) for _s, _w, rows in suffixed) for a in order)
+        policy = " (group_policy=isolate)" if isolate else ""
+        providers_used = len({p.uuid for _s, _w, rows in suffixed for found in rows.values() for p in found})
+        return f"{count} suffixed groups{policy} over {providers_used} providers", size
+
+    spend = budget.spend
     for anchor in order:
         for choice in _choices(anchor, tree, suffixed):
+            spend(1, describe)
             if isolate and len({p.uuid for p in choice[first:]}) < count:
                 continue
             allocations, mappings = _allocation(tree, choice, suffixed)
@@ -330,7 +351,7 @@ def _seen_before(allocations: dict, mappings: dict, seen: set) -> bool:
     return False
 
 
-def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dict:
+def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget: Budget) -> dict:
     """The most common shape, an unsuffixed group alone: no combination across groups."""
     classes = [rc for rc, _amount in rows.wanted]
     pairs = list(rows.wanted)
@@ -369,6 +390,9 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dic
                     break
                 single.append(fit)
             else:
+                size = product_size(len(fit) for fit in single)
+                # The refusal is phrased at once, inside this iteration: the names it reads are this anchor's.
+                budget.spend(size, lambda: (f"{len(single)} classes over one tree's providers", size))  # noqa: B023
                 combos = list(product(*single))
             if len(single) < len(classes):
                 continue
