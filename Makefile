@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 PLACEMENT_VENV := .venv-placement
 NOVA_VENV := .venv-nova
+# The newest ansible-core runs on Python 3.12 (its controller needs 3.12 or newer), beside 2.19 on 3.11.
+NEWEST_VENV := .venv-newest
 COLLECTIONS := $(CURDIR)/.build/collections
 COLLECTION_LINK := $(COLLECTIONS)/ansible_collections/accel/openstack
 DEMO_DIR := $(CURDIR)/.demo
@@ -19,12 +21,14 @@ export ACCEL_PLACEMENT_VENV := $(CURDIR)/$(PLACEMENT_VENV)
 export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
 PYTEST_ARGS ?=
 
-.PHONY: help venv placement-venv nova-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit integration molecule build docs-check clean benchmark differential-full
+.PHONY: help venv placement-venv nova-venv newest-venv collection demo demo-roots test lint ruff ansible-lint \
+        sanity sanity-newest docs-lint unit unit-newest integration molecule build docs-check clean benchmark \
+        differential-full
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
-	@echo "make test   - run every test: lint, sanity, unit, integration (real Placement, real Nova), molecule"
+	@echo "make test   - run every test: lint, docs-lint, sanity and unit on ansible-core 2.19 and the newest,"
+	@echo "              integration (real Placement, real Nova), molecule"
 
 $(VENV)/.stamp: requirements/test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +47,13 @@ $(NOVA_VENV)/.stamp: requirements/nova.txt
 	$(NOVA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/nova.txt
 	touch $@
 nova-venv: $(NOVA_VENV)/.stamp
+
+$(NEWEST_VENV)/.stamp: requirements/newest.txt tests/find_python.sh
+	rm -rf $(NEWEST_VENV)
+	python312=$$(tests/find_python.sh 3.12) && $$python312 -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/newest.txt
+	touch $@
+newest-venv: $(NEWEST_VENV)/.stamp
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
@@ -65,10 +76,20 @@ ansible-lint: venv collection
 sanity: venv
 	tests/run_sanity.sh
 
+sanity-newest: newest-venv
+	ACCEL_SANITY_VENV=$(NEWEST_VENV) tests/run_sanity.sh
+
+# antsibull-docs and antsibull-changelog, as galaxy and the docsite run them.
+docs-lint: newest-venv
+	ACCEL_DOCS_LINT_VENV=$(NEWEST_VENV) tests/run_docs_lint.sh
+
 lint: ruff ansible-lint
 
 unit: venv collection
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+unit-newest: newest-venv collection
+	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
 integration: venv placement-venv nova-venv collection
 	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
@@ -76,7 +97,7 @@ integration: venv placement-venv nova-venv collection
 molecule: venv collection
 	tests/run_molecule.sh
 
-test: lint sanity unit integration molecule
+test: lint docs-lint sanity sanity-newest unit unit-newest integration molecule
 
 build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build
