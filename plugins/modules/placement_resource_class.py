@@ -23,7 +23,7 @@ options:
     aliases: [name]
   state:
     description:
-      - C(present) creates missing custom names; C(absent) deletes existing custom names.
+      - V(present) creates missing custom names; V(absent) deletes existing custom names.
     type: str
     choices: [present, absent]
     default: present
