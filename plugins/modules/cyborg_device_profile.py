@@ -36,7 +36,9 @@ options:
     choices: [present, absent]
     default: present
   fleet:
-    description: A fleet snapshot to check the profile against (the RV(accel.openstack.placement_info#module:fleet) that M(accel.openstack.placement_info) returns).
+    description:
+      - A fleet snapshot to check the profile against (the RV(accel.openstack.placement_info#module:fleet)
+        that M(accel.openstack.placement_info) returns).
     type: dict
 extends_documentation_fragment:
   - accel.openstack.openstack

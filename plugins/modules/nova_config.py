@@ -43,7 +43,9 @@ options:
         type: str
         required: true
       facts:
-        description: The host's discovery facts (RV(accel.openstack.pci_facts#module:ansible_facts.accel_pci_devices), RV(accel.openstack.pci_facts#module:ansible_facts.accel_numa_nodes), ...).
+        description:
+          - The host's discovery facts (RV(accel.openstack.pci_facts#module:ansible_facts.accel_pci_devices),
+            RV(accel.openstack.pci_facts#module:ansible_facts.accel_numa_nodes), ...).
         type: dict
         required: true
       hypervisor_hostname:
