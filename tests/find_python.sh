@@ -13,8 +13,8 @@ command -v pyenv >/dev/null 2>&1 && roots+=("$(pyenv root)")
 roots+=("${PYENV_ROOT:-$HOME/.pyenv}")
 for root in "${roots[@]}"; do
   while IFS= read -r dir; do
-    candidates+=("$dir/bin/python$want")
-  done < <(ls -d "$root/versions/$want".* 2>/dev/null | sort -rV)
+    [[ -d $dir ]] && candidates+=("$dir/bin/python$want")
+  done < <(printf '%s\n' "$root/versions/$want".* | sort -rV)
 done
 candidates+=("/usr/local/bin/python$want" "/usr/bin/python$want")
 for python in "${candidates[@]}"; do

@@ -7,6 +7,11 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 venv=$(cd "$repo" && cd "${ACCEL_SANITY_VENV:-.venv}" && pwd)
 python_version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# The shellcheck sanity test is skipped (with a warning) where shellcheck is missing: install it as root.
+if ! command -v shellcheck >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null
+fi
 source "$repo/tests/stage_collection.sh"
 stage_collection "$repo" sanity
 trap 'rm -rf "$staged_root"' EXIT

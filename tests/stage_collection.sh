@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that need the collection where ansible looks for it. stage_collection copies the
 # tracked (and untracked, not ignored) files of the repository into a new folder under .build, at
 # ansible_collections/accel/openstack, and sets $staged to that path and $staged_root to the folder to
@@ -10,7 +11,7 @@ stage_collection() {
   staged="$staged_root/ansible_collections/accel/openstack"
   mkdir -p "$staged"
   (
-    cd "$repo"
+    cd "$repo" || exit 1
     git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
       [[ -e $f && ! -d $f ]] || continue  # a linked-in venv shows as an untracked entry
       mkdir -p "$staged/$(dirname "$f")"
