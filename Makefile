@@ -48,7 +48,7 @@ $(NOVA_VENV)/.stamp: requirements/nova.txt
 	touch $@
 nova-venv: $(NOVA_VENV)/.stamp
 
-$(NEWEST_VENV)/.stamp: requirements/newest.txt tests/find_python.sh
+$(NEWEST_VENV)/.stamp: requirements/newest.txt
 	rm -rf $(NEWEST_VENV)
 	python312=$$(tests/find_python.sh 3.12) && $$python312 -m venv $(NEWEST_VENV)
 	$(NEWEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/newest.txt
