@@ -7,6 +7,10 @@ PLACEMENT_VENV := .venv-placement
 NOVA_VENV := .venv-nova
 # The newest ansible-core runs on Python 3.12 (its controller needs 3.12 or newer), beside 2.19 on 3.11.
 NEWEST_VENV := .venv-newest
+KOLLA_VENV := .venv-kolla
+# Python 3.12 for the newest ansible-core and Kolla-Ansible 23: $PYTHON312, python3.12 on PATH, or pyenv's.
+PYTHON312 := $(shell tests/find_python.sh 3.12 2>/dev/null)
+KOLLA_PYTHON ?= $(PYTHON312)
 COLLECTIONS := $(CURDIR)/.build/collections
 COLLECTION_LINK := $(COLLECTIONS)/ansible_collections/accel/openstack
 DEMO_DIR := $(CURDIR)/.demo
@@ -19,11 +23,12 @@ export ANSIBLE_INVENTORY_UNPARSED_WARNING := false
 export PATH := $(BIN):$(PATH)
 export ACCEL_PLACEMENT_VENV := $(CURDIR)/$(PLACEMENT_VENV)
 export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
+export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
 
-.PHONY: help venv placement-venv nova-venv newest-venv collection demo demo-roots test lint ruff ansible-lint \
-        sanity sanity-newest docs-lint unit unit-newest integration molecule build docs-check clean benchmark \
-        differential-full
+.PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
+        ansible-lint sanity sanity-newest docs-lint unit unit-newest integration molecule build docs-check clean \
+        benchmark differential-full differential-flavors
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -49,11 +54,19 @@ $(NOVA_VENV)/.stamp: requirements/nova.txt
 nova-venv: $(NOVA_VENV)/.stamp
 
 $(NEWEST_VENV)/.stamp: requirements/newest.txt
+	@test -n "$(PYTHON312)" || tests/find_python.sh 3.12
 	rm -rf $(NEWEST_VENV)
-	python312=$$(tests/find_python.sh 3.12) && $$python312 -m venv $(NEWEST_VENV)
+	$(PYTHON312) -m venv $(NEWEST_VENV)
 	$(NEWEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/newest.txt
 	touch $@
 newest-venv: $(NEWEST_VENV)/.stamp
+
+$(KOLLA_VENV)/.stamp: requirements/kolla.txt
+	@test -n "$(KOLLA_PYTHON)" || { echo "kolla-ansible 23 needs Python >= 3.12: set KOLLA_PYTHON"; exit 1; }
+	$(KOLLA_PYTHON) -m venv $(KOLLA_VENV)
+	$(KOLLA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/kolla.txt
+	touch $@
+kolla-venv: $(KOLLA_VENV)/.stamp
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
@@ -91,7 +104,7 @@ unit: venv collection
 unit-newest: newest-venv collection
 	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
-integration: venv placement-venv nova-venv collection
+integration: venv placement-venv nova-venv kolla-venv collection
 	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
 
 molecule: venv collection
@@ -107,6 +120,9 @@ clean:
 
 differential-full: venv placement-venv collection
 	ACCEL_DIFFERENTIAL_CASES=1000 $(BIN)/python -m pytest tests/integration -k differential $(PYTEST_ARGS)
+
+differential-flavors: venv placement-venv nova-venv collection
+	ACCEL_FLAVOR_CASES=3000 ACCEL_FLAVOR_PLACEMENT_CASES=600 $(BIN)/python -m pytest tests/integration/test_flavor_differential.py $(PYTEST_ARGS)
 
 benchmark-discovery: venv collection
 	$(BIN)/python benchmarks/bench_discovery.py

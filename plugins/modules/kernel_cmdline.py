@@ -147,42 +147,28 @@ pending_commands:
   sample: [update-grub]
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.accel.openstack.plugins.module_utils._host.bootloader import configure
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.bootloader import BootloaderError, configure
-from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, HostCommands
-from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdline import KernelArgError
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+
+class KernelCmdlineModule(HostModule):
+    argument_spec = {
+        "present": {"type": "list", "elements": "str", "default": []},
+        "absent": {"type": "list", "elements": "str", "default": []},
+        "bootloader": {
+            "type": "str",
+            "default": "auto",
+            "choices": ["auto", "grub", "grubby", "systemd-boot", "kernelstub"],
+        },
+        "update_bootloader": {"type": "bool", "default": True},
+    }
+
+    def run(self) -> dict:
+        return configure(self.host, self.commands, self.params)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "present": {"type": "list", "elements": "str", "default": []},
-            "absent": {"type": "list", "elements": "str", "default": []},
-            "root": {"type": "path", "default": "/"},
-            "bootloader": {
-                "type": "str",
-                "default": "auto",
-                "choices": ["auto", "grub", "grubby", "systemd-boot", "kernelstub"],
-            },
-            "update_bootloader": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    try:
-        host = HostRoot(module.params["root"])
-        commands = HostCommands(host, module.run_command, module.check_mode)
-        result = configure(host, commands, module.params)
-    except (HostRootError, KernelArgError, BootloaderError) as exc:
-        module.fail_json(msg=str(exc))
-    except CommandFailed as exc:
-        module.fail_json(msg=str(exc), changed=True, commands=[exc.outcome.as_dict()])
-    for warning in host.warnings:
-        module.warn(warning)
-    if not module._diff:
-        result.pop("diff")
-    module.exit_json(**result)
+    KernelCmdlineModule()()
 
 
 if __name__ == "__main__":

@@ -17,9 +17,12 @@ description:
   - Only the keys the module writes are owned. A header comment in each INI file lists them; keys owned
     before and no longer wanted are removed, every other line is left as it was. Multi-valued keys are
     written as repeated lines in a fixed order, so a second run changes nothing.
-  - O(layout=kolla) writes on the deploy host, under O(config_dir), C(nova/<host>/nova.conf) per compute
-    host and C(nova/nova-api.conf) and C(nova/nova-scheduler.conf); each file that sets C([pci] alias)
-    holds the complete list, because Kolla-Ansible's merge replaces a multi-valued key from a later file.
+  - O(layout=kolla) writes on the deploy host, under O(config_dir), C(nova/<host>/nova.conf) and
+    C(nova/<host>/provider_config.yaml) per compute host, and C(nova/nova-api.conf),
+    C(nova/nova-scheduler.conf), C(nova/nova-conductor.conf) and C(nova/nova-super-conductor.conf); each
+    file that sets C([pci] alias) holds the complete list, because Kolla-Ansible's merge replaces a
+    multi-valued key from a later file. Kolla-Ansible reads the provider config through
+    C(nova_cell_compute_provider_config) (docs/kolla.md).
   - O(layout=nova_conf_d) writes one file, O(config_dir)/O(file_name), on the host O(host), with the parts
     of the O(services) that host runs.
 author:
@@ -55,6 +58,13 @@ options:
         description: Custom traits (C(CUSTOM_*)) to add to the compute node provider through the provider config.
         type: list
         elements: str
+      provider_config:
+        description:
+          - The operator's own provider entries for this host (Nova's provider config schema, the items
+            of C(providers)). They go into the same document as the collection's; a provider identified
+            twice (same C(uuid) or C(name)) is refused, as Nova refuses it.
+        type: list
+        elements: dict
       compute_node_inventories:
         description:
           - Custom resource classes to add to the compute node provider, as C(CUSTOM_X=total) entries or with
@@ -72,24 +82,46 @@ options:
     description: With O(layout=nova_conf_d), the Nova services the host runs; their parts go into its file.
     type: list
     elements: str
-    choices: [compute, api, scheduler]
-    default: [compute, api, scheduler]
+    choices: [compute, api, scheduler, conductor]
+    default: [compute, api, scheduler, conductor]
   report_in_placement:
     description: Set C([pci] report_in_placement) on compute hosts, so PCI devices become Placement providers.
-      Nova cannot turn it off again once it was on.
+      Nova cannot turn it off again once it was on; a run that would turn it off in a file that has it on
+      fails and writes nothing.
     type: bool
     default: false
   pci_in_placement:
-    description: Set C([filter_scheduler] pci_in_placement) for nova-api and nova-scheduler; needs
-      O(report_in_placement).
+    description: Set C([filter_scheduler] pci_in_placement) for nova-api, nova-scheduler and every conductor
+      (cell conductors and the super conductor); needs O(report_in_placement).
     type: bool
     default: false
   enabled_filters:
-    description: The scheduler filters; C(PciPassthroughFilter) is appended when missing.
+    description:
+      - Scheduler filters to add. The written C([filter_scheduler] enabled_filters) extends the list the
+        scheduler already runs and never drops a filter; C(PciPassthroughFilter) is always added.
+      - With O(layout=kolla) that list is what Kolla-Ansible's template sets for O(kolla_globals) (the
+        Blazar filter with C(enable_blazar)), replaced by C(global.conf), C(nova.conf) or
+        C(nova/nova-scheduler.conf) where the operator set it there; otherwise Nova's default list.
     type: list
     elements: str
-    default: [ComputeFilter, ComputeCapabilitiesFilter, ImagePropertiesFilter, ServerGroupAntiAffinityFilter,
-              ServerGroupAffinityFilter]
+    default: []
+  kolla_globals:
+    description:
+      - With O(layout=kolla), the operator's Kolla-Ansible globals (globals.yml), so the module knows what
+        Kolla's own templates render. C(enable_neutron_sriov) or C(nova_pci_passthrough_whitelist) with
+        devname entries and O(report_in_placement) are refused (Nova would not start);
+        C(enable_blazar) and C(enable_nova_fake) set the filters the scheduler list extends.
+    type: dict
+    default: {}
+  kolla_control_hosts:
+    description: With O(layout=kolla), the hosts that run nova-api, nova-scheduler or a conductor; they are
+      reported in RV(changed_hosts) when a file they read changed.
+    type: list
+    elements: str
+    default: []
+  kolla_inventory:
+    description: The Kolla-Ansible inventory path to put in RV(kolla_command).
+    type: str
   config_dir:
     description: Kolla's custom config directory (V(/etc/kolla/config)) or the config directory nova reads
       (V(/etc/nova/nova.conf.d)), depending on O(layout).
@@ -149,6 +181,18 @@ rendered:
   description: The full text of each managed file after this run (empty for a file that is absent).
   returned: always
   type: dict
+changed_hosts:
+  description: The hosts whose Nova config this run changed (layout kolla - compute hosts for their own
+    files, O(kolla_control_hosts) for the shared ones; layout nova_conf_d - O(host)).
+  returned: always
+  type: list
+  elements: str
+kolla_command:
+  description: With O(layout=kolla), the command that makes Kolla-Ansible apply the changes to those hosts,
+    or null when nothing changed.
+  returned: always
+  type: str
+  sample: kolla-ansible reconfigure -i multinode -t nova --limit gpu-01,gpu-02
 policy_warnings:
   description: Policy entries that match no device, devices not yet on vfio-pci, and the like.
   returned: always
@@ -156,18 +200,14 @@ policy_warnings:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniError
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
-from ansible_collections.accel.openstack.plugins.module_utils._nova.config import NOVA_DEFAULT_FILTERS, RenderError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
 from ansible_collections.accel.openstack.plugins.module_utils._nova.files import (
+    DEFAULT_DIRS,
     SERVICES,
-    LayoutError,
-    apply_files,
+    changed_hosts,
     plan,
+    reconfigure_command,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
 
 def argument_spec() -> dict:
@@ -183,6 +223,7 @@ def argument_spec() -> dict:
                 "hypervisor_hostname": {"type": "str"},
                 "compute_node_traits": {"type": "list", "elements": "str"},
                 "compute_node_inventories": {"type": "dict"},
+                "provider_config": {"type": "list", "elements": "dict"},
             },
         },
         "policy": {"type": "list", "elements": "dict", "required": True},
@@ -190,39 +231,52 @@ def argument_spec() -> dict:
         "services": {"type": "list", "elements": "str", "choices": list(SERVICES), "default": list(SERVICES)},
         "report_in_placement": {"type": "bool", "default": False},
         "pci_in_placement": {"type": "bool", "default": False},
-        "enabled_filters": {"type": "list", "elements": "str", "default": list(NOVA_DEFAULT_FILTERS)},
+        "enabled_filters": {"type": "list", "elements": "str", "default": []},
+        "kolla_globals": {"type": "dict", "default": {}},
+        "kolla_control_hosts": {"type": "list", "elements": "str", "default": []},
+        "kolla_inventory": {"type": "str"},
         "config_dir": {"type": "str"},
         "file_name": {"type": "str", "default": "50-accel-openstack.conf"},
         "provider_config_dir": {"type": "str", "default": "/etc/nova/provider_config"},
-        "root": {"type": "path", "default": "/"},
     }
 
 
+class NovaConfigModule(HostModule):
+    argument_spec = argument_spec()
+    module_kwargs = {"required_if": [("layout", "nova_conf_d", ("host",))]}
+
+    def run(self) -> dict:
+        rendering, changes = plan(self.host, self.params)
+        for warning in rendering.warnings:
+            self.warn(warning)
+        self.apply_files(changes)
+        params = self.params
+        hosts: list[str] = []
+        if params["layout"] == "kolla":
+            hosts = changed_hosts(
+                changes,
+                params.get("config_dir") or DEFAULT_DIRS["kolla"],
+                [h["name"] for h in params["hosts"]],
+                params["kolla_control_hosts"],
+            )
+        elif any(c.changed for c in changes):
+            hosts = [params["host"]]
+        kolla_command = None
+        if params["layout"] == "kolla":
+            kolla_command = reconfigure_command(hosts, params.get("kolla_inventory"))
+        return {
+            "changed_hosts": hosts,
+            "kolla_command": kolla_command,
+            "changed": bool(self.diff),
+            "diff": self.diff,
+            "files": {c.path: c.changed for c in changes},
+            "rendered": {c.path: c.after or "" for c in changes},
+            "policy_warnings": rendering.warnings,
+        }
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        required_if=[("layout", "nova_conf_d", ("host",))],
-        supports_check_mode=True,
-    )
-    try:
-        root = HostRoot(module.params["root"])
-        rendering, plans = plan(root, module.params)
-    except (PolicyError, RenderError) as exc:
-        module.fail_json(msg="the device policy cannot be rendered:\n" + str(exc), errors=exc.errors)
-    except (HostRootError, LayoutError, IniError) as exc:
-        module.fail_json(msg=str(exc))
-    for warning in rendering.warnings:
-        module.warn(warning)
-    if not module.check_mode:
-        apply_files(root, plans)
-    changed = [p for p in plans if p.changed]
-    module.exit_json(
-        changed=bool(changed),
-        diff=[p.diff() for p in changed],
-        files={p.path: p.changed for p in plans},
-        rendered={p.path: p.after for p in plans},
-        policy_warnings=rendering.warnings,
-    )
+    NovaConfigModule()()
 
 
 if __name__ == "__main__":

@@ -112,34 +112,20 @@ ansible_facts:
       type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import DiscoveryError, discover
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRootError
+
+class PciFactsModule(HostModule):
+    argument_spec = {"device_classes": {"type": "list", "elements": "str", "default": ["03", "12"]}}
+
+    def run(self) -> dict:
+        facts, _warnings = discover(self.host, self.params["device_classes"], run=self.run_tool)
+        return {"changed": False, "ansible_facts": facts}
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "root": {"type": "path", "default": "/"},
-            "device_classes": {"type": "list", "elements": "str", "default": ["03", "12"]},
-        },
-        supports_check_mode=True,
-    )
-
-    def run(argv):
-        binary = module.get_bin_path(argv[0])
-        if binary is None:
-            return 127, "", f"{argv[0]} not found"
-        return module.run_command([binary] + argv[1:])
-
-    try:
-        facts, warnings = discover(module.params["root"], module.params["device_classes"], run=run)
-    except (HostRootError, DiscoveryError) as exc:
-        module.fail_json(msg=str(exc))
-    for warning in warnings:
-        module.warn(warning)
-    module.exit_json(changed=False, ansible_facts=facts)
+    PciFactsModule()()
 
 
 if __name__ == "__main__":

@@ -101,6 +101,7 @@ import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
@@ -130,7 +131,9 @@ class PlacementInfoModule(OpenStackModule):
             try:
                 query = jmespath.compile(self.params["query"])
             except jmespath.exceptions.JMESPathError as exc:
-                raise ValueError(f"query {self.params['query']!r} is not valid JMESPath: {exc}") from exc
+                raise AccelError(
+                    f"query {self.params['query']!r} is not valid JMESPath ({exc}); fix the expression"
+                ) from exc
         fleet = fleet_snapshot(self.placement, self.params["name"], self.params["tree"], self.params["usages"])
         result = {"changed": False, "fleet": fleet}
         if query is not None:

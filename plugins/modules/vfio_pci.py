@@ -157,48 +157,39 @@ pending_commands:
   sample: ["modprobe vfio-pci"]
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety
-from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, HostCommands
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot, HostRootError
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
 from ansible_collections.accel.openstack.plugins.module_utils._host.sysfs import read_host
-from ansible_collections.accel.openstack.plugins.module_utils._host.vfio import VfioInputError, VfioRefused, configure
-from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._host.vfio import configure
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import parse_policy
+
+
+class VfioPciModule(HostModule):
+    argument_spec = {
+        "devices": {"type": "list", "elements": "str", "default": []},
+        "policy": {"type": "list", "elements": "raw", "default": []},
+        "bind": {"type": "str", "default": "boot", "choices": ["boot", "now"]},
+        "force": {"type": "bool", "default": False},
+        "allow_drivers": {"type": "list", "elements": "str", "default": []},
+        "blacklist": {"type": "list", "elements": "str", "default": []},
+        "initramfs": {"type": "bool", "default": True},
+    }
+
+    def run(self) -> dict:
+        if iommu_safety.netaddr is None:
+            raise AccelError(missing_required_lib("netaddr"))
+        policy = parse_policy(self.params["policy"], "policy") if self.params["policy"] else []
+        result = configure(self.host, self.commands, read_host(self.host), self.params, policy)
+        for warning in result.pop("warnings_list"):
+            self.warn(warning)
+        return result
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "devices": {"type": "list", "elements": "str", "default": []},
-            "policy": {"type": "list", "elements": "raw", "default": []},
-            "root": {"type": "path", "default": "/"},
-            "bind": {"type": "str", "default": "boot", "choices": ["boot", "now"]},
-            "force": {"type": "bool", "default": False},
-            "allow_drivers": {"type": "list", "elements": "str", "default": []},
-            "blacklist": {"type": "list", "elements": "str", "default": []},
-            "initramfs": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    if iommu_safety.netaddr is None:
-        module.fail_json(msg=missing_required_lib("netaddr"))
-    try:
-        policy = parse_policy(module.params["policy"]) if module.params["policy"] else []
-        host = HostRoot(module.params["root"])
-        commands = HostCommands(host, module.run_command, module.check_mode)
-        result = configure(host, commands, read_host(host), module.params, policy)
-    except PolicyError as exc:
-        module.fail_json(msg="policy: " + "; ".join(exc.errors), errors=exc.errors)
-    except (HostRootError, VfioInputError, VfioRefused) as exc:
-        module.fail_json(msg=str(exc))
-    except CommandFailed as exc:
-        module.fail_json(msg=str(exc), changed=True, commands=[exc.outcome.as_dict()])
-    for warning in result.pop("warnings_list") + host.warnings:
-        module.warn(warning)
-    if not module._diff:
-        result.pop("diff")
-    module.exit_json(**result)
+    VfioPciModule()()
 
 
 if __name__ == "__main__":

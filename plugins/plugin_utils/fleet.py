@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.plugin_utils.request_names import (
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
@@ -33,7 +34,7 @@ _INVENTORY_DEFAULTS = {
 }
 
 
-class FleetError(ValueError):
+class FleetError(AccelError, ValueError):
     """A snapshot that does not describe a valid set of provider trees."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
@@ -20,7 +21,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allo
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
-class ValidationInputError(ValueError):
+class ValidationInputError(AccelError, ValueError):
     pass
 
 

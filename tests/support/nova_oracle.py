@@ -240,7 +240,7 @@ def run(cases: list[dict]) -> list[dict]:
             result = {"id": case.get("id")}
             if "compute" in case:
                 result["compute"] = _compute(conf, case, workdir)
-            for service in ("scheduler", "api"):
+            for service in ("scheduler", "api", "conductor"):
                 if service in case:
                     result[service] = _service(conf, case[service], workdir, f"nova-{service}.conf")
             if "provider_config" in case:

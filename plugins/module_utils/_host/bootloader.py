@@ -11,20 +11,27 @@ Backends (detected in this order, never guessed from the distribution name):
   arguments go into one drop-in of ours, other files are never edited.
 
 Each backend reads what is configured, computes the change, and returns the file edits and the
-commands the change needs. Nothing here writes; the module applies the plan.
+commands the change needs (:class:`FileChange` values). The planners write nothing; :func:`configure`
+applies the plan.
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import re
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import (
     MACHINE_SCOPE,
     ROOT_SCOPE,
     Command,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import (
+    FileChange,
+    apply_all,
+    changed_files,
+    diffs,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdline import (
     KernelArg,
@@ -44,7 +51,7 @@ BACKENDS = ("grub", "grubby", "systemd-boot", "kernelstub")
 ESP_DIRS = ("/efi", "/boot/efi", "/boot")
 
 
-class BootloaderError(ValueError):
+class BootloaderError(AccelError, ValueError):
     pass
 
 
@@ -55,13 +62,13 @@ class BootPlan:
     after: list[KernelArg]  # what it will boot with after the change
     managed_present: list[KernelArg]
     managed_absent: list[KernelArg]
-    files: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # host path -> (old, new)
+    files: list[FileChange] = field(default_factory=list)  # only the files that change
     commands: list[Command] = field(default_factory=list)  # needed when the configuration changed
     command_changes: bool = False  # the change is made by a command, not by a file edit
 
     @property
     def changed(self) -> bool:
-        return self.command_changes or any(old != new for old, new in self.files.values())
+        return self.command_changes or any(f.changed for f in self.files)
 
 
 # -- detection ---------------------------------------------------------------------------------------------
@@ -110,15 +117,13 @@ def _plan_grub(host, present, absent, find) -> BootPlan:
     base = parse_cmdline(" ".join(base_values[v] for v in GRUB_VARS))
     old_present, old_absent = read_drop_in_state(host)
     new_present, new_absent = merge_state(old_present, old_absent, present, absent, base)
-    old_text = host.read_text(DROP_IN)
+    old_text = host.read_existing(DROP_IN)
     new_text = render_drop_in(new_present, new_absent) if (new_present or new_absent) else None
     if old_text is None and _already_configured(base, new_present, new_absent):
         new_text = None  # the host's own files already say exactly this: nothing to add
     before = grub_effective(base_values, old_present, old_absent) if old_text is not None else base
     after = grub_effective(base_values, new_present, new_absent) if new_text is not None else base
-    files = {}
-    if (old_text or None) != new_text:
-        files[DROP_IN] = (old_text, new_text)
+    files = changed_files([FileChange(DROP_IN, old_text, new_text)])
     if find("update-grub"):
         argv = ["update-grub"]
     elif find("grub2-mkconfig"):
@@ -150,9 +155,8 @@ def grub_base_values(host) -> tuple[dict[str, str], list[str]]:
     """GRUB_CMDLINE_LINUX(_DEFAULT) as grub-mkconfig would see them without our drop-in."""
     values = {v: "" for v in GRUB_VARS}
     unknown: list[str] = []
-    files = ["/etc/default/grub"] + [
-        host.host_path(p) for p in sorted(glob.glob(host.path("/etc/default/grub.d/*.cfg")))
-    ]
+    drop_ins = [n for n in host.listdir("/etc/default/grub.d") if n.endswith(".cfg") and not n.startswith(".")]
+    files = ["/etc/default/grub"] + [f"/etc/default/grub.d/{name}" for name in drop_ins]
     for path in files:
         if path == DROP_IN:
             continue
@@ -331,20 +335,20 @@ def _plan_grubby(host, present, absent, find) -> BootPlan:
         if remove:
             argv.append("--remove-args=" + " ".join(remove))
         commands.append(Command(argv, ROOT_SCOPE, "set the kernel arguments of every boot entry", key="bootloader"))
-    return BootPlan("grubby", before, after, present, absent, {}, commands, command_changes=bool(needs))
+    return BootPlan("grubby", before, after, present, absent, [], commands, command_changes=bool(needs))
 
 
 # -- systemd-boot ---------------------------------------------------------------------------------------------
 def _plan_systemd_boot(host, present, absent, find) -> BootPlan:
-    files = {}
-    old = host.read_text("/etc/kernel/cmdline") or ""
+    files = []
+    old = host.read_existing("/etc/kernel/cmdline") or ""
     before = parse_cmdline(old)
     after = apply(before, present, absent)
     if after != before:
-        files["/etc/kernel/cmdline"] = (old, format_cmdline(after) + "\n")
+        files.append(FileChange("/etc/kernel/cmdline", old, format_cmdline(after) + "\n"))
     esp = _systemd_boot_esp(host)
     for entry in _bls_entries(host, f"{esp}/loader/entries") if esp else []:
-        text = host.read_text(entry) or ""
+        text = host.read_existing(entry) or ""
         lines = text.splitlines()
         for index, line in enumerate(lines):
             if line.startswith("options"):
@@ -353,15 +357,14 @@ def _plan_systemd_boot(host, present, absent, find) -> BootPlan:
                 if new_args != args:
                     lines[index] = "options " + format_cmdline(new_args)
         new_text = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
-        if new_text != text:
-            files[entry] = (text, new_text)
+        files += changed_files([FileChange(entry, text, new_text)])
     return BootPlan("systemd-boot", before, after, present, absent, files, [])
 
 
 # -- kernelstub ------------------------------------------------------------------------------------------------
 def _plan_kernelstub(host, present, absent, find) -> BootPlan:
     path = "/etc/kernelstub/configuration"
-    old = host.read_text(path) or ""
+    old = host.read_existing(path) or ""
     try:
         config = json.loads(old)
         options = config["user"]["kernel_options"]
@@ -371,10 +374,10 @@ def _plan_kernelstub(host, present, absent, find) -> BootPlan:
         ) from exc
     before = parse_cmdline(" ".join(options))
     after = apply(before, present, absent)
-    files = {}
+    files = []
     if after != before:
         config["user"]["kernel_options"] = [str(a) for a in after]
-        files[path] = (old, json.dumps(config, indent=2) + "\n")
+        files.append(FileChange(path, old, json.dumps(config, indent=2) + "\n"))
     command = Command(["kernelstub"], MACHINE_SCOPE, "write the kernel options into the boot entries", key="bootloader")
     return BootPlan("kernelstub", before, after, present, absent, files, [command])
 
@@ -390,14 +393,7 @@ def configure(host, commands, params: dict) -> dict:
     if backend == "auto":
         backend = detect(host, commands.find)
     change = plan(backend, host, present, absent, commands.find)
-    files_changed = [p for p, (old, new) in change.files.items() if (old or None) != new]
-    if not commands.check_mode:
-        for path in files_changed:
-            new = change.files[path][1]
-            if new is None:
-                host.remove(path)
-            else:
-                host.write_text(path, new)
+    files_changed = apply_all(host, change.files, commands.check_mode)
     wanted = change.commands if (params.get("update_bootloader", True) or change.command_changes) else []
     ran = commands.request(wanted, change.changed) if wanted else False
     running = parse_cmdline(host.read_text("/proc/cmdline") or "")
@@ -415,10 +411,6 @@ def configure(host, commands, params: dict) -> dict:
         "reboot_reasons": reasons,
         "commands": commands.results(),
         "pending_commands": commands.pending_texts(),
-        "diff": [
-            {"before_header": p, "after_header": p, "before": old or "", "after": new or ""}
-            for p, (old, new) in change.files.items()
-            if p in files_changed
-        ]
+        "diff": diffs(change.files)
         or {"before": format_cmdline(change.before) + "\n", "after": format_cmdline(change.after) + "\n"},
     }

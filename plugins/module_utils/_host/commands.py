@@ -17,6 +17,9 @@ import os
 import shlex
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
+
 PENDING_FILE = "/var/lib/accel-openstack/pending-commands.json"
 SEARCH_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
@@ -90,8 +93,7 @@ class HostCommands:
         return None
 
     def _is_executable(self, host_path: str) -> bool:
-        real = self.host.path(self.host.resolve(host_path))
-        return os.path.isfile(real) and os.access(real, os.X_OK)
+        return self.host.is_executable(host_path)
 
     # -- pending state --------------------------------------------------------------------------------
     def pending(self) -> list[dict]:
@@ -108,9 +110,8 @@ class HostCommands:
     def _save_pending(self, entries: list[dict]) -> bool:
         if self.check_mode:
             return False
-        if not entries:
-            return self.host.remove(PENDING_FILE)
-        return self.host.write_text(PENDING_FILE, json.dumps(entries, indent=2, sort_keys=True) + "\n")
+        text = json.dumps(entries, indent=2, sort_keys=True) + "\n" if entries else None
+        return FileChange.of(self.host, PENDING_FILE, text).apply(self.host)
 
     # -- running ----------------------------------------------------------------------------------------
     def why_not(self, command: Command) -> str | None:
@@ -198,13 +199,17 @@ class HostCommands:
         return [o.command for o in self.outcomes if o.status in ("pending", "would_run")]
 
 
-class CommandFailed(RuntimeError):
+class CommandFailed(AccelError, RuntimeError):
+    """A command the change needs failed; the result says the change is made and lists the command."""
+
     def __init__(self, outcome: Outcome):
         self.outcome = outcome
         detail = (outcome.stderr or outcome.stdout).strip().splitlines()[-3:]
         super().__init__(
             f"{outcome.command} ({outcome.purpose}) failed with exit code {outcome.rc}: {' | '.join(detail)}; "
-            "the change is written and the command stays pending, so fix the cause and run again"
+            "the change is written and the command stays pending, so fix the cause and run again",
+            changed=True,
+            commands=[outcome.as_dict()],
         )
 
 

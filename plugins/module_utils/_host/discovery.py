@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.nvidia_smi import Runner, read_mig_state
 from ansible_collections.accel.openstack.plugins.module_utils._host.pci_ids import lookup_names
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
@@ -15,7 +16,7 @@ DEFAULT_DEVICE_CLASSES = ("03", "12")
 CLASS_PREFIX_RE = re.compile(r"^[0-9a-f]{2}([0-9a-f]{2}){0,2}$")
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(AccelError):
     """Bad input to discovery (not a host problem: those become warnings)."""
 
 
@@ -73,10 +74,13 @@ def passthrough_viability(hw: HostHardware, device: PciDevice) -> tuple[bool, st
     return True, f"alone in IOMMU group {device.iommu_group}"
 
 
-def discover(root: str = "/", device_classes=None, run: Runner | None = None) -> tuple[dict, list[str]]:
-    """Read the host under ``root``; returns (facts, warnings). Raises HostRootError for an unusable root."""
+def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None = None) -> tuple[dict, list[str]]:
+    """Read the host under ``root`` (a path or a HostRoot); returns (facts, warnings).
+
+    Raises HostRootError for an unusable root and DiscoveryError for bad ``device_classes``.
+    """
     classes = normalize_device_classes(device_classes)
-    host = HostRoot(root)
+    host = root if isinstance(root, HostRoot) else HostRoot(root)
     hw = read_host(host)
     selected = select_devices(hw, classes)
     mig = read_mig_state(host, run) if any(d.vendor_id == "10de" for d in selected) else {}

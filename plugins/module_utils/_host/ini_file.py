@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 
 OWNER_PREFIX = "# accel.openstack owns:"
 SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
@@ -27,7 +27,7 @@ KEY = re.compile(r"^\s*([^=:#;\s][^=:]*?)\s*[=:]")
 IniConfig = dict[str, dict[str, list[str]]]
 
 
-class IniError(Exception):
+class IniError(AccelError, ValueError):
     """The desired content cannot be written; the message names the bad key or value."""
 
 
@@ -145,37 +145,3 @@ def update_text(current: str, desired: IniConfig) -> str:
 def render_text(desired: IniConfig) -> str:
     """A fresh file holding only ``desired`` (what :func:`update_text` makes from an empty file)."""
     return update_text("", desired)
-
-
-@dataclass
-class IniPlan:
-    path: str
-    before: str
-    after: str
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-    def diff(self) -> dict:
-        return {
-            "before_header": self.path,
-            "after_header": self.path,
-            "before": self.before,
-            "after": self.after,
-        }
-
-
-def plan_file(host: HostRoot, path: str, desired: IniConfig) -> IniPlan:
-    """What writing ``desired`` into ``path`` (a host path under ``host``) would do; writes nothing."""
-    before = host.read_text(path, default="") or ""
-    return IniPlan(path=path, before=before, after=update_text(before, desired))
-
-
-def apply_plan(host: HostRoot, plan: IniPlan, mode: int = 0o640) -> bool:
-    """Write the plan; a file left with nothing in it is removed."""
-    if not plan.changed:
-        return False
-    if not plan.after:
-        return host.remove(plan.path)
-    return host.write_text(plan.path, plan.after, mode=mode)

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+
 KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 # Written into shell-sourced files (GRUB's defaults) and command lines: no whitespace, quotes,
 # shell expansion or escapes.
 VALUE_FORBIDDEN = re.compile(r"[\s\"'`$\\]")
 
 
-class KernelArgError(ValueError):
+class KernelArgError(AccelError, ValueError):
     """An argument given by the user cannot be used; the message says why and what to give instead."""
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 
+PCI_IDS_LIMIT = 16 << 20  # the full database is about 1.5 MB; more than this is not a pci.ids
 PCI_IDS_PATHS = ("/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids", "/usr/share/pci.ids")
 
 
@@ -26,7 +27,7 @@ def lookup_names(host: HostRoot, wanted: set[tuple[str, str]]) -> dict[tuple[str
     names: dict[tuple[str, str | None], str] = {}
     if path is None or not wanted:
         return names
-    text = host.read_text(path)
+    text = host.read_text(path, limit=PCI_IDS_LIMIT)
     if text is None:
         return names
     vendors = {v for v, _unused in wanted}

@@ -5,7 +5,7 @@
 :func:`plan` reads the host and returns a :class:`VfioPlan`: the devices that end up on vfio-pci (the
 requested ones, every endpoint of their IOMMU groups, and every other device with the same
 vendor:product, since ``options vfio-pci ids=`` binds by ID), the refusals, and the file contents.
-:func:`apply` writes the files the plan says and nothing else.
+:func:`configure` applies the plan's :class:`FileChange` list and nothing else.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety as safety
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import (
     MACHINE_SCOPE,
@@ -22,6 +23,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.commands imp
     Outcome,
     run_once,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange, apply_all, diffs
 
 MODPROBE_FILE = "/etc/modprobe.d/accel-openstack-vfio.conf"
 MODULES_LOAD_FILE = "/etc/modules-load.d/accel-openstack-vfio.conf"
@@ -39,7 +41,7 @@ DRIVER_MODULES = {"xhci_hcd": "xhci_pci", "nvidia-gpu": "i2c_nvidia_gpu", "ucsi_
 NOT_COMPETING = ("vfio_pci", "pci_stub", "pcieport")
 
 
-class VfioInputError(ValueError):
+class VfioInputError(AccelError, ValueError):
     pass
 
 
@@ -49,21 +51,10 @@ class VfioPlan:
     ids: list[str]
     groups: list[safety.GroupPlan]
     refusals: list[safety.SafetyRefusal]
-    files: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    files: list[FileChange] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
     runtime: list[dict] = field(default_factory=list)  # sysfs writes for bind: now
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def files_changed(self) -> list[str]:
-        return [p for p, (old, new) in self.files.items() if (old or None) != new]
-
-    def diff(self) -> list[dict]:
-        return [
-            {"before_header": p, "after_header": p, "before": old or "", "after": new or ""}
-            for p, (old, new) in self.files.items()
-            if (old or None) != new
-        ]
 
 
 def normalize_address(text: str) -> str:
@@ -231,19 +222,18 @@ def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
     result = VfioPlan(devices, ids, groups, refused, warnings=warnings)
     softdeps = competing_modules(host, hardware, selected)
     blacklist = sorted(set(params.get("blacklist") or []))
-    result.files[MODPROBE_FILE] = (
-        host.read_text(MODPROBE_FILE),
-        render_modprobe(ids, softdeps, blacklist) if selected else None,
+    result.files.append(
+        FileChange.of(host, MODPROBE_FILE, render_modprobe(ids, softdeps, blacklist) if selected else None)
     )
-    result.files[MODULES_LOAD_FILE] = (
-        host.read_text(MODULES_LOAD_FILE),
-        (HEADER + "\n".join(VFIO_MODULES) + "\n") if selected else None,
+    result.files.append(
+        FileChange.of(host, MODULES_LOAD_FILE, (HEADER + "\n".join(VFIO_MODULES) + "\n") if selected else None)
     )
     initramfs = params.get("initramfs", True)
     rebuild = None
     if initramfs and (host.is_dir("/etc/initramfs-tools") or finder("update-initramfs")):
-        old = host.read_text(INITRAMFS_TOOLS_MODULES)
-        result.files[INITRAMFS_TOOLS_MODULES] = (old, _with_block(old, list(VFIO_MODULES) if selected else None))
+        old = host.read_existing(INITRAMFS_TOOLS_MODULES)
+        new = _with_block(old, list(VFIO_MODULES) if selected else None)
+        result.files.append(FileChange(INITRAMFS_TOOLS_MODULES, old, new))
         rebuild = Command(
             ["update-initramfs", "-u", "-k", "all"],
             ROOT_SCOPE,
@@ -252,7 +242,7 @@ def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
         )
     elif initramfs and (host.is_dir("/etc/dracut.conf.d") or finder("dracut")):
         body = f'force_drivers+=" {" ".join(VFIO_MODULES)} "\n'
-        result.files[DRACUT_FILE] = (host.read_text(DRACUT_FILE), HEADER + body if selected else None)
+        result.files.append(FileChange.of(host, DRACUT_FILE, HEADER + body if selected else None))
         rebuild = Command(
             ["dracut", "--regenerate-all", "--force"],
             ROOT_SCOPE,
@@ -278,31 +268,14 @@ def _shares_group(hardware, address: str, requested: list[str]) -> bool:
     return group is not None and any(hardware.devices[r].iommu_group == group for r in requested)
 
 
-def apply_files(host, vfio_plan: VfioPlan) -> list[str]:
-    changed = []
-    for path, (_old, new) in vfio_plan.files.items():
-        if new is None:
-            if host.remove(path):
-                changed.append(path)
-        elif host.write_text(path, new):
-            changed.append(path)
-    return changed
-
-
 def bind_now(host, entry: dict) -> None:
     """driver_override, unbind from the current driver, drivers_probe: the kernel's own binding path."""
     address = entry["address"]
     base = f"/sys/bus/pci/devices/{address}"
-    _sysfs_write(host, f"{base}/driver_override", "vfio-pci")
+    host.write_attr(f"{base}/driver_override", "vfio-pci")
     if entry.get("driver"):
-        _sysfs_write(host, f"{base}/driver/unbind", address)
-    _sysfs_write(host, "/sys/bus/pci/drivers_probe", address)
-
-
-def _sysfs_write(host, host_path: str, value: str) -> None:
-    # sysfs attributes take a plain write(2); a temp file and rename would not reach the kernel.
-    with open(host.path(host_path), "w", encoding="ascii") as handle:
-        handle.write(value)
+        host.write_attr(f"{base}/driver/unbind", address)
+    host.write_attr("/sys/bus/pci/drivers_probe", address)
 
 
 def current_driver(host, address: str) -> str | None:
@@ -310,7 +283,7 @@ def current_driver(host, address: str) -> str | None:
     return os.path.basename(link) if link else None
 
 
-class VfioRefused(RuntimeError):
+class VfioRefused(AccelError, RuntimeError):
     pass
 
 
@@ -323,9 +296,7 @@ def configure(host, commands, hardware, params: dict, policy_entries=None) -> di
         if not params.get("force"):
             raise VfioRefused(" | ".join(messages))
         warnings += ["force: true: " + m for m in messages]
-    files_changed = vfio_plan.files_changed
-    if not commands.check_mode:
-        apply_files(host, vfio_plan)
+    files_changed = apply_all(host, vfio_plan.files, commands.check_mode)
     persistent = [c for c in vfio_plan.commands if c.key != "modprobe-vfio"]
     ran = commands.request(persistent, bool(files_changed)) if persistent else False
     bound = []
@@ -370,5 +341,5 @@ def configure(host, commands, hardware, params: dict, policy_entries=None) -> di
         "commands": commands.results(),
         "pending_commands": commands.pending_texts(),
         "warnings_list": warnings,
-        "diff": vfio_plan.diff(),
+        "diff": diffs(vfio_plan.files),
     }

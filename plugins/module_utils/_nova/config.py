@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import HostSelection, select
@@ -32,12 +33,16 @@ PROVIDER_CONFIG_SCHEMA = "1.0"
 IniConfig = dict[str, dict[str, list[str]]]
 
 
-class RenderError(Exception):
-    """The fleet cannot be rendered; ``errors`` lists every reason with its fix."""
+class RenderError(AccelError):
+    """The fleet cannot be rendered; ``errors`` lists every reason with its fix.
 
-    def __init__(self, errors: list[str]):
+    ``intro`` (a line before the reasons) lets a caller say what could not be rendered.
+    """
+
+    def __init__(self, errors: list[str], intro: str | None = None):
         self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
+        text = "\n".join(self.errors)
+        super().__init__(f"{intro}\n{text}" if intro else text, errors=self.errors)
 
 
 @dataclass
@@ -49,6 +54,8 @@ class HostInput:
     hypervisor_hostname: str | None = None
     compute_node_traits: tuple[str, ...] = ()
     compute_node_inventories: dict = field(default_factory=dict)
+    # The operator's own providers for this host's provider config (Nova's provider config schema).
+    extra_providers: tuple[dict, ...] = ()
 
     @property
     def nodename(self) -> str:
@@ -59,7 +66,10 @@ class HostInput:
 class Options:
     report_in_placement: bool = False
     pci_in_placement: bool = False
+    # The filters the scheduler already runs (what Kolla's template and the operator's files set);
+    # the rendered list extends it with ``add_filters`` and PciPassthroughFilter, never drops one.
     enabled_filters: tuple[str, ...] = NOVA_DEFAULT_FILTERS
+    add_filters: tuple[str, ...] = ()
 
 
 @dataclass
@@ -67,6 +77,7 @@ class FleetRendering:
     compute: dict[str, IniConfig]  # inventory hostname -> the nova-compute fragment
     api: IniConfig
     scheduler: IniConfig
+    conductor: IniConfig
     provider_configs: dict[str, dict]  # inventory hostname -> provider config document (only when needed)
     selections: dict[str, HostSelection]
     warnings: list[str]
@@ -74,10 +85,6 @@ class FleetRendering:
 
 def _json(value: dict) -> str:
     return json.dumps(value, separators=(", ", ": "))
-
-
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
 
 
 # -- [pci] device_spec ----------------------------------------------------------------------------
@@ -92,8 +99,9 @@ def device_spec_values(selection: HostSelection) -> list[str]:
             tags["resource_class"] = item.resource_class
         if entry.traits:
             tags["traits"] = ",".join(entry.traits)
-        if entry.live_migratable is not None:
-            tags["live_migratable"] = _flag(entry.live_migratable)
+        # Nova tests the tag for presence: "false" would still trigger its libvirt/QEMU version check.
+        if entry.live_migratable:
+            tags["live_migratable"] = "true"
         if item.managed is not None:
             tags["managed"] = "yes" if item.managed else "no"
         if item.by_address:
@@ -149,8 +157,8 @@ def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]
             alias["resource_class"] = resource_class
         if entry.traits:
             alias["traits"] = ",".join(entry.traits)
-        if entry.live_migratable is not None:
-            alias["live_migratable"] = _flag(entry.live_migratable)
+        if entry.live_migratable:
+            alias["live_migratable"] = "true"
         values.append(_json(alias))
     return values, errors
 
@@ -188,14 +196,27 @@ def scheduler_config(aliases: list[str], options: Options) -> IniConfig:
     config: IniConfig = {}
     if aliases:
         config["pci"] = {"alias": list(aliases)}
-    filters = list(options.enabled_filters)
-    if PCI_FILTER not in filters:
-        filters.append(PCI_FILTER)
-    scheduler = {"enabled_filters": [",".join(filters)]}
+    scheduler = {"enabled_filters": [",".join(extend_filters(options.enabled_filters, options.add_filters))]}
     if options.pci_in_placement:
         scheduler["pci_in_placement"] = ["true"]
     config["filter_scheduler"] = scheduler
     return config
+
+
+def extend_filters(current: tuple[str, ...] | list[str], add: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """``current`` in its order, then each of ``add`` and PciPassthroughFilter not already there."""
+    filters: list[str] = []
+    for name in [*current, *add, PCI_FILTER]:
+        name = name.strip()
+        if name and name not in filters:
+            filters.append(name)
+    return filters
+
+
+def conductor_config(aliases: list[str], options: Options) -> IniConfig:
+    """Conductors build request specs on move operations: they read the aliases and, like nova-api and
+    nova-scheduler, ``pci_in_placement``; an alias left in global.conf would otherwise reach them."""
+    return api_config(aliases, options)
 
 
 def api_config(aliases: list[str], options: Options) -> IniConfig:
@@ -231,12 +252,45 @@ def provider_config(host: HostInput, selection: HostSelection) -> dict | None:
                     "traits": {"additional": sorted(item.entry.traits)},
                 }
             )
+    providers = list(host.extra_providers) + providers
     if not providers:
         return None
     return {"meta": {"schema_version": PROVIDER_CONFIG_SCHEMA}, "providers": providers}
 
 
+def provider_identity(provider: object) -> str | None:
+    """``uuid:<value>`` or ``name:<value>``: how Nova tells two provider entries apart."""
+    ident = provider.get("identification") if isinstance(provider, dict) else None
+    if not isinstance(ident, dict):
+        return None
+    if ident.get("uuid"):
+        return f"uuid:{ident['uuid']}"
+    if ident.get("name"):
+        return f"name:{ident['name']}"
+    return None
+
+
+def duplicate_providers(document: dict | None) -> list[str]:
+    """The identifications given by more than one provider entry (Nova refuses such a config)."""
+    seen: list[str] = []
+    twice: list[str] = []
+    for provider in (document or {}).get("providers", []):
+        identity = provider_identity(provider)
+        if identity is None:
+            continue
+        if identity in seen and identity not in twice:
+            twice.append(identity)
+        seen.append(identity)
+    return twice
+
+
 def _check_host_input(host: HostInput, errors: list[str]) -> None:
+    for index, provider in enumerate(host.extra_providers, start=1):
+        if provider_identity(provider) is None:
+            errors.append(
+                f"{host.name}: provider_config entry {index} has no identification; give "
+                "identification: {uuid: ...} or {name: ...} as Nova's provider config schema asks"
+            )
     for trait in host.compute_node_traits:
         problem = naming.trait_problem(trait)
         if problem:
@@ -292,13 +346,23 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
             )
     aliases, alias_errors = alias_values(policy, selections)
     errors.extend(alias_errors)
+    provider_configs = {h.name: doc for h in hosts if (doc := provider_config(h, selections[h.name])) is not None}
+    for name, document in provider_configs.items():
+        for identity in duplicate_providers(document):
+            errors.append(
+                f"{name}: the provider {identity} is defined twice in its provider config (once by the "
+                "operator's provider_config, once by the collection for custom traits or inventories); "
+                "Nova refuses to start: keep one, e.g. move the operator's traits into "
+                "accel_nova_compute_node_traits"
+            )
     if errors:
         raise RenderError(errors)
     return FleetRendering(
         compute={h.name: compute_config(selections[h.name], aliases, options) for h in hosts},
         api=api_config(aliases, options),
         scheduler=scheduler_config(aliases, options),
-        provider_configs={h.name: doc for h in hosts if (doc := provider_config(h, selections[h.name])) is not None},
+        conductor=conductor_config(aliases, options),
+        provider_configs=provider_configs,
         selections=selections,
         warnings=warnings,
     )

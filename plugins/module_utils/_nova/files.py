@@ -7,49 +7,63 @@
     nova/<inventory_hostname>/nova.conf         nova-compute fragment of that host
     nova/nova-api.conf                          aliases (+ pci_in_placement)
     nova/nova-scheduler.conf                    aliases, enabled_filters (+ pci_in_placement)
-    nova/<inventory_hostname>/provider_config/accel-openstack.yaml   when the host needs one
+    nova/nova-conductor.conf                    pci_in_placement (cell conductors)
+    nova/nova-super-conductor.conf              pci_in_placement (the super conductor)
+    nova/<inventory_hostname>/provider_config.yaml   the host's provider config document, which
+                                                Kolla reads through nova_cell_compute_provider_config
+
+What Kolla-Ansible renders itself matters (``kolla_globals``, the operator's globals.yml): with
+``enable_neutron_sriov`` its template sets ``[pci] passthrough_whitelist`` with devname entries, which
+oslo.config joins to ``device_spec`` and Nova refuses with ``report_in_placement``; with ``enable_blazar``
+(or the fake driver) its template sets ``[filter_scheduler] enabled_filters``, which the rendered list
+extends, together with whatever ``global.conf`` / ``nova.conf`` / ``nova/nova-scheduler.conf`` already set.
 
 ``nova_conf_d`` (run on each host) writes ``<config_dir>/<file_name>`` (``/etc/nova/nova.conf.d/
 50-accel-openstack.conf``) holding the parts of the services that host runs, and
 ``<provider_config_dir>/accel-openstack.yaml`` (``/etc/nova/provider_config``) when it needs one.
 
-Every INI file is edited through :mod:`._ini_file`, so only the keys written here are owned. The
+Every INI file is edited through :mod:`.._host.ini_file`, so only the keys written here are owned. The
 provider config file is ours entirely (JSON, which is YAML and needs no YAML library on the host).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniPlan, update_text
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     LAYOUTS,
+    NOVA_DEFAULT_FILTERS,
     FleetRendering,
     HostInput,
     IniConfig,
     Options,
+    RenderError,
     render_fleet,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
-SERVICES = ("compute", "api", "scheduler")
+SERVICES = ("compute", "api", "scheduler", "conductor")
 PROVIDER_CONFIG_NAME = "accel-openstack.yaml"
+# Where the kolla layout puts each host's provider config; globals.yml points
+# nova_cell_compute_provider_config at it (docs/kolla.md).
+KOLLA_PROVIDER_CONFIG = "provider_config.yaml"
+# What Kolla-Ansible 23's nova role template sets as enabled_filters, by the globals that change it.
+KOLLA_BLAZAR_FILTERS = NOVA_DEFAULT_FILTERS + ("BlazarFilter",)
+KOLLA_FAKE_FILTERS = ("ComputeFilter", "ComputeCapabilitiesFilter", "ImagePropertiesFilter")
+EMPTY_PROVIDER_CONFIG = {"meta": {"schema_version": "1.0"}, "providers": []}
 # Matches no device (PCI reserves vendor ffff for "no device"): the kolla layout sets it on hosts without
 # passthrough devices, so a device_spec left in global.conf or nova.conf cannot reach them through the merge.
 MATCH_NOTHING = '{"vendor_id": "ffff", "product_id": "ffff"}'
+FILE_MODE = 0o640  # Nova's files may hold the aliases of a cloud: readable by their group only
 DEFAULT_DIRS = {"kolla": "/etc/kolla/config", "nova_conf_d": "/etc/nova/nova.conf.d"}
 
 
-class LayoutError(Exception):
+class LayoutError(AccelError):
     """The layout options do not fit together; the message names the option to fix."""
-
-
-@dataclass
-class FilePlan(IniPlan):
-    """One file's plan; ``kind`` says how it is written: "ini" (owned keys only) or "whole"."""
-
-    kind: str = "ini"
 
 
 def merge_ini(*configs: IniConfig) -> IniConfig:
@@ -89,15 +103,17 @@ def wanted_files(
             if not config.get("pci", {}).get("device_spec"):
                 config = {**config, "pci": {"device_spec": [MATCH_NOTHING], **config.get("pci", {})}}
             files.append((_join(config_dir, "nova", name, "nova.conf"), "ini", config))
+            # Every compute host gets a valid document, so the lookup in globals.yml always finds one.
+            document = rendering.provider_configs.get(name) or EMPTY_PROVIDER_CONFIG
             files.append(
-                (
-                    _join(config_dir, "nova", name, "provider_config", PROVIDER_CONFIG_NAME),
-                    "whole",
-                    provider_config_text(rendering.provider_configs.get(name)),
-                )
+                (_join(config_dir, "nova", name, KOLLA_PROVIDER_CONFIG), "whole", provider_config_text(document))
             )
+            # Earlier releases wrote here for a hand-made mount; Kolla reads the file above instead.
+            files.append((_join(config_dir, "nova", name, "provider_config", PROVIDER_CONFIG_NAME), "whole", ""))
         files.append((_join(config_dir, "nova", "nova-api.conf"), "ini", rendering.api))
         files.append((_join(config_dir, "nova", "nova-scheduler.conf"), "ini", rendering.scheduler))
+        files.append((_join(config_dir, "nova", "nova-conductor.conf"), "ini", rendering.conductor))
+        files.append((_join(config_dir, "nova", "nova-super-conductor.conf"), "ini", rendering.conductor))
         return files
     if layout != "nova_conf_d":
         raise LayoutError(f"layout {layout!r} is not one of {', '.join(LAYOUTS)}")
@@ -112,6 +128,8 @@ def wanted_files(
         parts.append(rendering.api)
     if "scheduler" in services:
         parts.append(rendering.scheduler)
+    if "conductor" in services:
+        parts.append(rendering.conductor)
     files = [(_join(config_dir, file_name), "ini", merge_ini(*parts))]
     if "compute" in services:
         files.append(
@@ -124,28 +142,121 @@ def wanted_files(
     return files
 
 
-def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]]) -> list[FilePlan]:
-    """Current -> desired text for each file; pure apart from reading."""
-    plans = []
-    for path, kind, content in wanted:
-        before = root.read_text(path, default="") or ""
-        after = update_text(before, content) if kind == "ini" else content
-        plans.append(FilePlan(path=path, kind=kind, before=before, after=after))
-    return plans
-
-
-def apply_files(root: HostRoot, plans: list[FilePlan], mode: int = 0o640) -> list[str]:
-    """Write the changed files (remove those left empty); returns the paths changed."""
-    changed = []
-    for plan in plans:
-        if not plan.changed:
+def read_ini(text: str, skip_owned: bool = True) -> IniConfig:
+    """The keys a file sets (repeated keys accumulated), without the keys our header says we own."""
+    owned = owned_keys(text) if skip_owned else set()
+    config: IniConfig = {}
+    section = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
             continue
-        if plan.after:
-            root.write_text(plan.path, plan.after, mode=mode)
-        else:
-            root.remove(plan.path)
-        changed.append(plan.path)
-    return changed
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+            continue
+        key, sep, value = stripped.partition("=")
+        if section is None or not sep or (section, key.strip()) in owned:
+            continue
+        config.setdefault(section, {}).setdefault(key.strip(), []).append(value.strip())
+    return config
+
+
+def _true(values: list[str] | None) -> bool:
+    return bool(values) and values[-1].strip().lower() in ("true", "yes", "on", "1")
+
+
+def check_report_in_placement(changes: list[FileChange]) -> None:
+    """Refuse to turn ``[pci] report_in_placement`` off where a file we own had it on."""
+    for item in changes:
+        if not item.before or item.path.endswith((".yaml", ".yml")):
+            continue
+        before = read_ini(item.before, skip_owned=False).get("pci", {}).get("report_in_placement")
+        after = read_ini(item.after or "", skip_owned=False).get("pci", {}).get("report_in_placement")
+        if _true(before) and not _true(after):
+            raise LayoutError(
+                f"{item.path} has [pci] report_in_placement = true and this run would turn it off; Nova "
+                "forbids that once PCI devices are in Placement (nova-compute refuses to start rather than "
+                "orphan their providers and allocations): keep accel_nova_report_in_placement: true",
+                path=item.path,
+            )
+
+
+def kolla_whitelist(kolla_globals: dict) -> list:
+    """What Kolla-Ansible 23's nova-cell template renders as ``[pci] passthrough_whitelist``."""
+    if "nova_pci_passthrough_whitelist" in kolla_globals:
+        value = kolla_globals["nova_pci_passthrough_whitelist"]
+        return list(value) if isinstance(value, list) else [value] if value else []
+    if not _true([str(kolla_globals.get("enable_neutron_sriov", False))]):
+        return []
+    mappings = kolla_globals.get("neutron_sriov_physnet_mappings") or {"physnet1": "ens785f0"}
+    return [{"physical_network": net, "devname": dev} for net, dev in dict(mappings).items()]
+
+
+def check_kolla_globals(kolla_globals: dict, options: Options) -> None:
+    """Refuse a globals combination whose rendered nova.conf Nova would refuse."""
+    whitelist = kolla_whitelist(kolla_globals)
+    devnames = [e for e in whitelist if isinstance(e, dict) and "devname" in e] or [
+        e for e in whitelist if not isinstance(e, dict)
+    ]
+    if devnames and options.report_in_placement:
+        source = (
+            "nova_pci_passthrough_whitelist"
+            if "nova_pci_passthrough_whitelist" in kolla_globals
+            else "enable_neutron_sriov (through nova_pci_passthrough_whitelist)"
+        )
+        raise LayoutError(
+            f"globals.yml: {source} makes Kolla-Ansible render [pci] passthrough_whitelist = "
+            f"{json.dumps(whitelist)}; oslo.config joins it to the device_spec the collection writes and "
+            "Nova refuses devname entries with [pci] report_in_placement. Set nova_pci_passthrough_whitelist: "
+            "[] in globals.yml and describe the SR-IOV NICs in accel_device_policy by vendor_id/product_id "
+            "or addresses, or keep accel_nova_report_in_placement: false",
+            setting="nova_pci_passthrough_whitelist",
+        )
+
+
+def template_filters(kolla_globals: dict) -> tuple[str, ...]:
+    """The enabled_filters Kolla-Ansible 23's nova role template writes for these globals."""
+    if _true([str(kolla_globals.get("enable_nova_fake", False))]):
+        return KOLLA_FAKE_FILTERS
+    if _true([str(kolla_globals.get("enable_blazar", False))]):
+        return KOLLA_BLAZAR_FILTERS
+    return NOVA_DEFAULT_FILTERS
+
+
+def current_filters(root: HostRoot, config_dir: str, kolla_globals: dict) -> tuple[str, ...]:
+    """The enabled_filters nova-scheduler runs: Kolla's template, then global.conf and nova.conf in
+    Kolla's order (a later file replaces the list), extended by what nova-scheduler.conf holds."""
+    filters: tuple[str, ...] = template_filters(kolla_globals)
+    for name in ("global.conf", "nova.conf"):
+        text = root.read_text(_join(config_dir, name), default="") or ""
+        values = read_ini(text).get("filter_scheduler", {}).get("enabled_filters")
+        if values:
+            filters = _split(values)
+    # nova-scheduler.conf is read last and whole: whether the operator or an earlier run set the list
+    # there, every filter in it stays.
+    text = root.read_text(_join(config_dir, "nova/nova-scheduler.conf"), default="") or ""
+    values = read_ini(text, skip_owned=False).get("filter_scheduler", {}).get("enabled_filters")
+    if values:
+        filters += tuple(f for f in _split(values) if f not in filters)
+    return filters
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    return tuple(f.strip() for f in ",".join(values).split(",") if f.strip())
+
+
+def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]], mode: int = FILE_MODE) -> list[FileChange]:
+    """Current -> desired text for each file ("ini": our keys only; "whole": the text given); reads only.
+
+    A file left with nothing in it is deleted (``after`` is None).
+    """
+    changes = []
+    for path, kind, content in wanted:
+        before = root.read_existing(path)
+        after = update_text(before or "", content) if kind == "ini" else content
+        changes.append(FileChange(path, before, after or None, mode))
+    check_report_in_placement(changes)
+    return changes
 
 
 def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
@@ -163,27 +274,62 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
                 hypervisor_hostname=raw.get("hypervisor_hostname") or None,
                 compute_node_traits=tuple(raw.get("compute_node_traits") or ()),
                 compute_node_inventories=dict(raw.get("compute_node_inventories") or {}),
+                extra_providers=tuple(raw.get("provider_config") or ()),
             )
         )
     return hosts
 
 
-def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FilePlan]]:
+def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FileChange]]:
     """Render for the module parameters and plan every file; raises the domain errors."""
     layout = params["layout"]
+    config_dir = params.get("config_dir") or DEFAULT_DIRS[layout]
+    kolla_globals = dict(params.get("kolla_globals") or {})
     options = Options(
         report_in_placement=bool(params.get("report_in_placement")),
         pci_in_placement=bool(params.get("pci_in_placement")),
-        enabled_filters=tuple(params.get("enabled_filters") or Options().enabled_filters),
+        add_filters=tuple(params.get("enabled_filters") or ()),
     )
-    rendering = render_fleet(host_inputs(params["hosts"]), params["policy"], options)
+    if layout == "kolla":
+        check_kolla_globals(kolla_globals, options)
+        options.enabled_filters = current_filters(root, config_dir, kolla_globals)
+    try:
+        rendering = render_fleet(host_inputs(params["hosts"]), params["policy"], options)
+    except (PolicyError, RenderError) as exc:
+        raise RenderError(exc.errors, intro="the device policy cannot be rendered:") from exc
     files = wanted_files(
         rendering,
         layout,
-        params.get("config_dir") or DEFAULT_DIRS[layout],
+        config_dir,
         host=params.get("host"),
         services=tuple(params.get("services") or SERVICES),
         file_name=params.get("file_name") or "50-accel-openstack.conf",
         provider_config_dir=params.get("provider_config_dir") or "/etc/nova/provider_config",
     )
     return rendering, plan_files(root, files)
+
+
+def changed_hosts(
+    plans: list[FileChange], config_dir: str, compute_hosts: list[str], control_hosts: list[str]
+) -> list[str]:
+    """The hosts whose Nova config a kolla layout run changed: a compute host for its own files, every
+    control host when a file all services read (api, scheduler, conductor) changed."""
+    nova_dir = _join(config_dir, "nova") + "/"
+    hosts: set[str] = set()
+    for item in plans:
+        if not item.changed or not item.path.startswith(nova_dir):
+            continue
+        head = item.path[len(nova_dir) :].split("/", 1)[0]
+        if head in compute_hosts:
+            hosts.add(head)
+        else:
+            hosts.update(control_hosts)
+    return sorted(hosts)
+
+
+def reconfigure_command(hosts: list[str], inventory: str | None = None) -> str | None:
+    """The Kolla-Ansible command that makes Nova read the changed files, or None when nothing changed."""
+    if not hosts:
+        return None
+    inventory_part = f"-i {inventory} " if inventory else ""
+    return f"kolla-ansible reconfigure {inventory_part}-t nova --limit {','.join(hosts)}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 
 MODES = ("passthrough", "vgpu", "none")
@@ -41,12 +42,16 @@ TRUE_STRINGS = ("true", "yes", "on", "1")
 FALSE_STRINGS = ("false", "no", "off", "0")
 
 
-class PolicyError(Exception):
-    """The policy is invalid; ``errors`` holds one message per bad field."""
+class PolicyError(AccelError):
+    """The policy is invalid; ``errors`` holds one message per bad field (also a result key).
 
-    def __init__(self, errors: list[str]):
+    With ``option`` (the module option that carried the policy) the message is one line naming it.
+    """
+
+    def __init__(self, errors: list[str], option: str | None = None):
         self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
+        msg = f"{option}: " + "; ".join(self.errors) if option else "\n".join(self.errors)
+        super().__init__(msg, errors=self.errors)
 
 
 @dataclass(frozen=True)
@@ -319,20 +324,24 @@ def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
                     )
 
 
-def parse_policy(raw: object) -> list[PolicyEntry]:
-    """Validate ``accel_device_policy``; raise :class:`PolicyError` with one message per bad field."""
+def parse_policy(raw: object, option: str | None = None) -> list[PolicyEntry]:
+    """Validate ``accel_device_policy``; raise :class:`PolicyError` with one message per bad field.
+
+    ``option`` names the module option the policy came from, for the error message.
+    """
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise PolicyError(
-            [f"device policy must be a list of entries (name, vendor_id, product_id, mode), got {type(raw).__name__}"]
+            [f"device policy must be a list of entries (name, vendor_id, product_id, mode), got {type(raw).__name__}"],
+            option,
         )
     errors: list[str] = []
     entries = [e for e in (_parse_entry(i, item, errors) for i, item in enumerate(raw, start=1)) if e]
     if not errors:
         _cross_checks(entries, errors)
     if errors:
-        raise PolicyError(errors)
+        raise PolicyError(errors, option)
     return entries
 
 

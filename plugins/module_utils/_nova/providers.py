@@ -18,6 +18,7 @@ the compute node carries ``COMPUTE_NODE`` and ``OWNER_NOVA`` plus what the provi
 
 from __future__ import annotations
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import (
@@ -37,7 +38,7 @@ DEFAULTS = {
 }
 
 
-class PredictionError(Exception):
+class PredictionError(AccelError):
     """The facts or the policy do not allow a prediction; the message names the fix."""
 
 

@@ -15,10 +15,12 @@ import urllib.parse
 import uuid as uuid_module
 from typing import Any
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+
 MICROVERSION = "1.39"
 
 
-class PlacementError(Exception):
+class PlacementError(AccelError):
     """Placement refused a request or could not be reached."""
 
     def __init__(self, message: str, status: int | None = None, code: str | None = None):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._placement.names import did_you_mean
 
 PROFILE_NAME_RE = re.compile(r"^[a-zA-Z0-9-_]+$")
@@ -24,7 +25,7 @@ CYBORG_STANDARD_CLASSES = ("FPGA", "GPU", "VGPU", "PGPU")
 MICROVERSION = "2.0"
 
 
-class CyborgError(Exception):
+class CyborgError(AccelError):
     """Cyborg refused a request, or a profile cannot work; the message names the fix."""
 
 

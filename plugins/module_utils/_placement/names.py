@@ -13,13 +13,15 @@ from __future__ import annotations
 import difflib
 import re
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+
 CUSTOM_PREFIX = "CUSTOM_"
 MAX_NAME_LENGTH = 255
 _CUSTOM_RE = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 _NOT_ALLOWED_RE = re.compile(r"[^A-Z0-9_]")
 
 
-class PlacementNameError(ValueError):
+class PlacementNameError(AccelError, ValueError):
     """A trait or resource class name Placement would refuse."""
 
 

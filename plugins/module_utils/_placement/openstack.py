@@ -15,12 +15,8 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (
-    PlacementClient,
-    PlacementError,
-)
-from ansible_collections.accel.openstack.plugins.module_utils._placement.cyborg import CyborgError
-from ansible_collections.accel.openstack.plugins.module_utils._placement.names import PlacementNameError
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._placement.client import PlacementClient
 
 try:
     import keystoneauth1.exceptions
@@ -92,8 +88,8 @@ class OpenStackModule:
     """Base for the collection's OpenStack modules.
 
     Subclasses set ``argument_spec`` (their own options only) and ``module_kwargs`` and implement
-    ``run()``, which returns the result dict (``changed``, ``diff`` ...). Errors raised by the domain
-    (PlacementError, PlacementNameError, ValueError) become ``fail_json`` with their message.
+    ``run()``, which returns the result dict (``changed``, ``diff`` ...). Every AccelError becomes
+    ``fail_json`` with its message and result keys (a declaration's ValueError with its message).
     """
 
     argument_spec: dict = {}
@@ -134,9 +130,11 @@ class OpenStackModule:
             self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=OPENSTACKSDK_IMPORT_ERROR)
         try:
             result = self.run()
-        except (PlacementError, PlacementNameError, CyborgError, ValueError) as exc:
-            extra = {"api_calls": dict(self._client.calls)} if self._client else {}
-            self.ansible.fail_json(msg=str(exc), **extra)
+        except (AccelError, ValueError) as exc:
+            failure = exc.result() if isinstance(exc, AccelError) else {"msg": str(exc)}
+            if self._client is not None:
+                failure.setdefault("api_calls", dict(self._client.calls))
+            self.ansible.fail_json(**failure)
         except (openstack.exceptions.SDKException, keystoneauth1.exceptions.ClientException) as exc:
             self.ansible.fail_json(
                 msg=f"could not reach the OpenStack service: {exc}; check the cloud/auth options "

@@ -4,13 +4,10 @@ import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import (
     IniError,
-    apply_plan,
     owned_keys,
-    plan_file,
     render_text,
     update_text,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 
 OPERATOR = """# operator's file
 [DEFAULT]
@@ -70,17 +67,3 @@ def test_untouched_file_is_returned_byte_for_byte():
 def test_values_that_cannot_be_written_are_refused(bad):
     with pytest.raises(IniError):
         update_text("", bad)
-
-
-def test_plan_and_apply_through_the_host_root(tmp_path):
-    host = HostRoot(str(tmp_path))
-    (tmp_path / "etc").mkdir()
-    (tmp_path / "etc" / "nova.conf").write_text(OPERATOR)
-    plan = plan_file(host, "/etc/nova.conf", WANTED)
-    assert plan.changed and plan.diff()["before"] == OPERATOR
-    assert (tmp_path / "etc" / "nova.conf").read_text() == OPERATOR  # planning writes nothing
-    assert apply_plan(host, plan)
-    assert not plan_file(host, "/etc/nova.conf", WANTED).changed
-    emptied = plan_file(host, "/etc/nova.conf", {})
-    apply_plan(host, emptied)
-    assert (tmp_path / "etc" / "nova.conf").read_text().strip() == OPERATOR.strip()

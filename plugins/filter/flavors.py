@@ -1,0 +1,47 @@
+# Copyright: contributors to accel.openstack
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over flavors: what Nova 34 asks Placement for a flavor."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import FlavorError, translate
+
+
+def nova_request(
+    flavor,
+    pci_aliases=None,
+    pci_in_placement=False,
+    device_profiles=None,
+    image_properties=None,
+    boot_from_volume=False,
+    max_placement_results=1000,
+    details=False,
+):
+    """``flavor | accel.openstack.nova_request(...)``: the query strings Nova sends for the flavor."""
+    try:
+        request = translate(
+            flavor,
+            pci_aliases=pci_aliases or (),
+            pci_in_placement=bool(pci_in_placement),
+            device_profiles=device_profiles,
+            image_properties=image_properties,
+            boot_from_volume=bool(boot_from_volume),
+            max_placement_results=max_placement_results,
+        )
+        if details:
+            return request.as_dict()
+        request.raise_for_refusal()
+    except FlavorError as exc:
+        nova = exc.extra.get("message")
+        said = f" (Nova says: {nova})" if nova else ""
+        raise AnsibleFilterError(f"nova_request: {exc.msg}{said}") from None
+    return list(request.queries)
+
+
+class FilterModule:
+    """Nova's flavor translation."""
+
+    def filters(self):
+        return {"nova_request": nova_request}

@@ -1,0 +1,104 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The host side of every module that reads or changes a host's files: ``HostModule``.
+
+Subclasses declare ``argument_spec`` (their own options; ``root`` is added here) and ``module_kwargs``
+and implement ``run()``, which returns the result dict. The base owns the AnsibleModule, the host root,
+the command runner, the warnings, check mode and the diff list, and turns every :class:`AccelError`
+into ``fail_json(**exc.result())``: a module has no ``except`` of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.commands import HostCommands
+from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+
+ROOT_OPTION = {"root": {"type": "path", "default": "/"}}
+
+
+class HostModule:
+    """Base for the collection's host modules (see the module docstring)."""
+
+    argument_spec: dict = {}
+    module_kwargs: dict = {}
+
+    def __init__(self) -> None:
+        self.ansible = AnsibleModule(
+            argument_spec={**ROOT_OPTION, **self.argument_spec},
+            supports_check_mode=True,
+            **self.module_kwargs,
+        )
+        self.params = self.ansible.params
+        self.warnings: list[str] = []
+        self.diff: list[dict] = []
+        self._host: HostRoot | None = None
+        self._commands: HostCommands | None = None
+
+    @property
+    def check_mode(self) -> bool:
+        return self.ansible.check_mode
+
+    @property
+    def host(self) -> HostRoot:
+        """The host under ``root``; raises HostRootError (an AccelError) for an unusable root."""
+        if self._host is None:
+            self._host = HostRoot(self.params["root"])
+        return self._host
+
+    @property
+    def commands(self) -> HostCommands:
+        """Runs or defers the commands a change needs, for the same root and check mode."""
+        if self._commands is None:
+            self._commands = HostCommands(self.host, self.ansible.run_command, self.check_mode)
+        return self._commands
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def run_tool(self, argv: list[str]) -> tuple[int, str, str]:
+        """Run a tool of the machine running the module (rc 127 when it is not installed)."""
+        binary = self.ansible.get_bin_path(argv[0])
+        if binary is None:
+            return 127, "", f"{argv[0]} not found"
+        return self.ansible.run_command([binary] + list(argv[1:]))
+
+    def apply_files(self, changes: Iterable[FileChange]) -> list[str]:
+        """Apply the changed files (nothing in check mode), add their diffs; returns their paths."""
+        paths = []
+        for change in changes:
+            if not change.changed:
+                continue
+            if not self.check_mode:
+                change.apply(self.host)
+            self.diff.append(change.diff())
+            paths.append(change.path)
+        return paths
+
+    def run(self) -> dict:
+        raise NotImplementedError
+
+    def _emit_warnings(self) -> None:
+        seen = list(self.warnings)
+        if self._host is not None:
+            seen += [w for w in self._host.warnings if w not in seen]
+        for message in seen:
+            self.ansible.warn(message)
+
+    def __call__(self) -> None:
+        try:
+            result: dict[str, Any] = self.run()
+        except AccelError as exc:
+            self._emit_warnings()
+            self.ansible.fail_json(**exc.result())
+        self._emit_warnings()
+        if self.diff:
+            result.setdefault("diff", self.diff)
+        self.ansible.exit_json(**result)
