@@ -133,4 +133,7 @@ benchmark-placement: venv placement-venv collection
 benchmark-solver: venv placement-venv collection
 	$(BIN)/python benchmarks/bench_solver.py
 
-benchmark: benchmark-discovery benchmark-placement benchmark-solver
+benchmark-flavor-fit: venv collection
+	$(BIN)/python benchmarks/bench_flavor_fit.py
+
+benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit

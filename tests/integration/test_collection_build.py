@@ -10,7 +10,7 @@ import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-PLUGIN_TYPES = {"modules": "module", "lookup": "lookup", "filter": "filter"}
+PLUGIN_TYPES = {"modules": "module", "lookup": "lookup", "filter": "filter", "inventory": "inventory"}
 
 
 def run(cmd, env=None, cwd=REPO):
@@ -55,7 +55,7 @@ def test_the_tarball_installs_without_tests_or_venvs(installed):
 
 
 @pytest.mark.parametrize("kind, name", plugin_names())
-def test_ansible_doc_renders_every_module_and_lookup(installed, kind, name):
+def test_ansible_doc_renders_every_module_lookup_and_inventory(installed, kind, name):
     _unused, env = installed
     out = run([os.path.join(BIN, "ansible-doc"), "-t", kind, "--json", f"accel.openstack.{name}"], env=env)
     doc = json.loads(out)[f"accel.openstack.{name}"]["doc"]

@@ -21,6 +21,12 @@ For each case the result says whether Nova accepts each file and what it derives
   tree. Only the device list comes from the facts, standing in for libvirt's node device listing;
 - ``provider_config``: ``nova.compute.provider_config.get_provider_configs`` on the rendered YAML.
 
+Where Nova reads the host's sysfs while it parses device_spec (is an address a PF, the PF's IDs and
+its VFs' product ID), the answers come from the same facts, so a PF's address claims its VFs as it does
+on the host. Optional case keys: ``card_serials`` (true: every device has a card serial number in its
+PCI VPD, which Nova needs for ``remote_managed`` devices; libvirt reports it, the facts do not) and
+``allocated`` (addresses an instance holds, for Nova's one-time-use reservation).
+
 Any exception from Nova is reported as ``{"ok": false, "error": "<Type>: <message>"}``.
 """
 
@@ -75,16 +81,45 @@ def _dev_type(device: dict) -> str:
     return "type-PCI"
 
 
-def _pci_objects(devices: list[dict], whitelist):
+def _answer_sysfs_from_facts(devices: list[dict]) -> None:
+    """Nova's sysfs look-ups while parsing device_spec, answered from the host's facts."""
+    from nova import exception
+    from nova.pci import utils
+
+    by_address = {d["address"]: d for d in devices}
+
+    def is_physical_function(domain, bus, slot, function):
+        device = by_address.get(f"{domain}:{bus}:{slot}.{function}")
+        return bool(device and (device.get("sriov_totalvfs") or 0) > 0)
+
+    def get_vf_product_id_by_pf_addr(pci_addr):
+        for device in devices:
+            if device.get("physfn") == pci_addr:
+                return device["product_id"]
+        # As on the host when sysfs has no such PF (Nova passes the text of its address spec here).
+        raise exception.PciDeviceNotFoundById(id=pci_addr)
+
+    def get_pci_ids_by_pci_addr(pci_addr):
+        device = by_address[pci_addr]
+        return (device["vendor_id"], device["product_id"])
+
+    utils.is_physical_function = is_physical_function
+    utils.get_vf_product_id_by_pf_addr = get_vf_product_id_by_pf_addr
+    utils.get_pci_ids_by_pci_addr = get_pci_ids_by_pci_addr
+
+
+def _pci_objects(devices: list[dict], whitelist, card_serials: bool = False, allocated=()):
     from nova import objects
 
     claimed = []
     for device in devices:
+        capabilities = {"vpd": {"card_serial_number": f"SN{device['address']}"}} if card_serials else {}
         dev_dict = {
             "vendor_id": device["vendor_id"],
             "product_id": device["product_id"],
             "address": device["address"],
             "parent_addr": device.get("physfn"),
+            "capabilities": capabilities,
         }
         spec = whitelist.device_assignable(dev_dict)
         if spec is None:
@@ -95,9 +130,9 @@ def _pci_objects(devices: list[dict], whitelist):
             product_id=device["product_id"],
             dev_type=_dev_type(device),
             parent_addr=device.get("physfn"),
-            status="available",
-            instance_uuid=None,
-            extra_info={},
+            status="allocated" if device["address"] in allocated else "available",
+            instance_uuid=str(uuid.uuid4()) if device["address"] in allocated else None,
+            extra_info={"capabilities": json.dumps(capabilities)},
             numa_node=device.get("numa_node"),
         )
         claimed.append((pci, spec))
@@ -161,10 +196,11 @@ def _compute(conf, case: dict, workdir: str) -> dict:
     result: dict = {"ok": True}
     try:
         _parse_conf(conf, case["compute"], workdir, "nova-compute.conf")
+        _answer_sysfs_from_facts(case["devices"])
         wl = nova_whitelist.Whitelist(conf.pci.device_spec)
         result["device_spec_count"] = len(wl.specs)
         result["aliases"] = _aliases()
-        claimed = _pci_objects(case["devices"], wl)
+        claimed = _pci_objects(case["devices"], wl, case.get("card_serials", False), case.get("allocated", ()))
         result["matched"] = {pci.address: dict(spec.get_tags()) for pci, spec in claimed}
         result["report_in_placement"] = bool(conf.pci.report_in_placement)
         hostname = case["hostname"]
@@ -247,6 +283,10 @@ def run(cases: list[dict]) -> list[dict]:
                 result["provider_config"] = _provider_config(case["provider_config"], workdir)
             if "names" in case:
                 result["names"] = _names(case)
+            if case.get("standard_traits"):
+                import os_traits
+
+                result["standard_traits"] = sorted(os_traits.get_traits())
             results.append(result)
     return results
 

@@ -3,6 +3,10 @@
 ``make demo`` builds the fake roots first and then runs ``python -m tests.support.run_demo``. The local
 Placement (the embedded default) is the real openstack-placement service on 127.0.0.1 with a fresh
 SQLite database under ``.demo/placement``; its address reaches the playbooks as ``accel_placement_auth``.
+
+The discover stage's facts are cached as JSON files under ``.demo/facts``; after site.yml the demo shows
+the fleet through the ``accel.openstack.fleet`` inventory (``.demo/demo.fleet.yml``: that fact cache,
+the local Placement and the demo's device policy) with ``ansible-inventory --graph``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+
+import yaml
 
 from tests.support.placement_server import REPO, PlacementServer
 
@@ -30,10 +36,37 @@ def main(argv: list[str]) -> int:
         extra = json.dumps({"accel_placement_auth": server.auth})
         playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
         cmd = [playbook, "site.yml", "-i", "inventories/demo", "-e", extra, *argv]
-        env = dict(os.environ, ACCEL_DEMO_DIR=demo_dir)
-        return subprocess.call(cmd, cwd=REPO, env=env)
+        facts = os.path.join(demo_dir, "facts")
+        shutil.rmtree(facts, ignore_errors=True)
+        env = dict(
+            os.environ,
+            ACCEL_DEMO_DIR=demo_dir,
+            ANSIBLE_CACHE_PLUGIN="jsonfile",
+            ANSIBLE_CACHE_PLUGIN_CONNECTION=facts,
+        )
+        status = subprocess.call(cmd, cwd=REPO, env=env)
+        if status == 0:
+            status = show_fleet(demo_dir, facts, server.auth)
+        return status
     finally:
         server.close()
+
+
+def fleet_source(facts: str, auth: dict) -> dict:
+    """The demo's accel.openstack.fleet inventory source: the fact cache, the local Placement, the policy."""
+    with open(os.path.join(REPO, "inventories", "demo", "group_vars", "all", "device_policy.yml")) as handle:
+        policy = yaml.safe_load(handle)["accel_device_policy"]
+    return {"plugin": "accel.openstack.fleet", "fact_cache_connection": facts, **auth, "device_policy": policy}
+
+
+def show_fleet(demo_dir: str, facts: str, auth: dict) -> int:
+    source = os.path.join(demo_dir, "demo.fleet.yml")
+    with open(source, "w") as handle:
+        yaml.safe_dump(fleet_source(facts, auth), handle, sort_keys=False)
+    print(f"\nThe demo fleet as the accel.openstack.fleet inventory sees it ({source}):", flush=True)
+    inventory = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+    env = dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_FAILED="true")
+    return subprocess.call([inventory, "-i", source, "--graph"], cwd=REPO, env=env)
 
 
 if __name__ == "__main__":

@@ -104,13 +104,59 @@ def device_spec_values(selection: HostSelection) -> list[str]:
             tags["live_migratable"] = "true"
         if item.managed is not None:
             tags["managed"] = "yes" if item.managed else "no"
-        if item.by_address:
+        tags.update(nova_tag_values(entry))
+        if any(not p.is_exact for p in entry.address_patterns):
+            values.extend(_pattern_specs(item, selection.physical_functions, tags))
+        elif item.by_address:
             for device in item.devices:
                 spec = {"address": naming.normalize_address(device["address"])}
                 spec.update(vendor_id=entry.vendor_id, product_id=entry.product_id, **tags)
                 values.append(_json(spec))
         else:
             values.append(_json({"vendor_id": entry.vendor_id, "product_id": entry.product_id, **tags}))
+    return values
+
+
+def nova_tag_values(entry: PolicyEntry) -> dict[str, str]:
+    """The one-time-use and Neutron SR-IOV tags of an entry, as device_spec writes them.
+
+    ``one_time_use`` is written only when true: Nova refuses the tag on a VF even as "false".
+    ``trusted`` and ``remote_managed`` are written whichever way they are set: Neutron asks for
+    "true" or "false" explicitly, and a device without the tag matches neither."""
+    tags: dict[str, str] = {}
+    if entry.one_time_use:
+        tags["one_time_use"] = "true"
+    if entry.physical_network:
+        tags["physical_network"] = entry.physical_network
+    for key in ("trusted", "remote_managed"):
+        value = getattr(entry, key)
+        if value is not None:
+            tags[key] = "true" if value else "false"
+    return tags
+
+
+def _pattern_specs(item, physical_functions: frozenset, tags: dict[str, str]) -> list[str]:
+    """An entry with address globs or regexes: one spec per pattern that takes a device here, as
+    written, and the selected devices no such pattern takes by their own address."""
+    entry = item.entry
+    ids = {"vendor_id": entry.vendor_id, "product_id": entry.product_id}
+    values: list[str] = []
+    covered: set[str] = set()
+    for pattern in entry.address_patterns:
+        if pattern.is_exact:
+            continue
+        taken = {
+            naming.normalize_address(d["address"])
+            for d in item.devices
+            if pattern.matches(d["address"], d.get("physfn"), physical_functions)
+        }
+        if taken:
+            covered |= taken
+            values.append(_json({"address": pattern.device_spec_value(), **ids, **tags}))
+    for device in item.devices:
+        address = naming.normalize_address(device["address"])
+        if address not in covered:
+            values.append(_json({"address": address, **ids, **tags}))
     return values
 
 
@@ -130,6 +176,8 @@ def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]
     for entry in policy:
         if entry.mode != "passthrough" and entry.index not in vgpu_vf:
             continue
+        if entry.for_neutron:
+            continue  # Neutron ports take these devices; an alias would let flavors take them too
         device_type = entry.device_type
         if not device_type:
             found = seen_types.get(entry.index, set())
@@ -324,7 +372,7 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
             "(accel_nova_report_in_placement: true)"
         )
     if options.pci_in_placement:
-        names_used = [e.name for e in policy if e.mode == "passthrough"]
+        names_used = [e.name for e in policy if e.mode == "passthrough" and not e.for_neutron]
         for name in sorted({n for n in names_used if names_used.count(n) > 1}):
             errors.append(
                 f"alias {name} is defined by several passthrough entries; with pci_in_placement Nova "

@@ -192,6 +192,14 @@ def kolla_whitelist(kolla_globals: dict) -> list:
     return [{"physical_network": net, "devname": dev} for net, dev in dict(mappings).items()]
 
 
+def _physnet_example(whitelist: list) -> str:
+    """The physical network the whitelist gives, for the message (the first one, else physnet1)."""
+    for item in whitelist:
+        if isinstance(item, dict) and item.get("physical_network"):
+            return str(item["physical_network"])
+    return "physnet1"
+
+
 def check_kolla_globals(kolla_globals: dict, options: Options) -> None:
     """Refuse a globals combination whose rendered nova.conf Nova would refuse."""
     whitelist = kolla_whitelist(kolla_globals)
@@ -208,8 +216,9 @@ def check_kolla_globals(kolla_globals: dict, options: Options) -> None:
             f"globals.yml: {source} makes Kolla-Ansible render [pci] passthrough_whitelist = "
             f"{json.dumps(whitelist)}; oslo.config joins it to the device_spec the collection writes and "
             "Nova refuses devname entries with [pci] report_in_placement. Set nova_pci_passthrough_whitelist: "
-            "[] in globals.yml and describe the SR-IOV NICs in accel_device_policy by vendor_id/product_id "
-            "or addresses, or keep accel_nova_report_in_placement: false",
+            "[] in globals.yml and describe the SR-IOV VFs in accel_device_policy by vendor_id/product_id "
+            f"or addresses with physical_network: {_physnet_example(whitelist)} (Nova keeps them out of "
+            "Placement, as Neutron's), or keep accel_nova_report_in_placement: false",
             setting="nova_pci_passthrough_whitelist",
         )
 

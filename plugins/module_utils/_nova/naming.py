@@ -49,6 +49,7 @@ TRAIT_COMPUTE_NODE = "COMPUTE_NODE"
 TRAIT_OWNER_NOVA = "OWNER_NOVA"
 TRAIT_MANAGED_PCI = "COMPUTE_MANAGED_PCI_DEVICE"
 TRAIT_LIVE_MIGRATABLE = "HW_PCI_LIVE_MIGRATABLE"
+TRAIT_ONE_TIME_USE = "HW_PCI_ONE_TIME_USE"
 
 CUSTOM_NAME = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 MAX_NAME_LENGTH = 255
@@ -137,3 +138,46 @@ def nova_device_type(device: dict) -> str:
     if (device.get("sriov_totalvfs") or 0) > 0:
         return TYPE_PF
     return TYPE_PCI
+
+
+# -- standard traits beside custom ones in [pci] device_spec ------------------------------------------
+# Nova's PCI placement translator keeps a name os-traits knows as it is and turns any other into a
+# custom one (upper-cased, CUSTOM_ prefixed). Every os-traits name lies in one of these namespaces; a
+# name outside them can only ever become CUSTOM_<name>, so it is refused with that suggestion.
+STANDARD_TRAIT_NAMESPACES = ("COMPUTE_", "HW_", "MISC_", "OWNER_", "STORAGE_")
+STANDARD_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# Traits Nova sets itself from other settings: listing them would claim what the device is not.
+NOVA_SET_TRAITS = {
+    TRAIT_MANAGED_PCI: "Nova puts it on every PCI provider itself",
+    TRAIT_OWNER_NOVA: "Nova puts it on every provider it manages",
+    TRAIT_COMPUTE_NODE: "Nova puts it on the compute node provider",
+    TRAIT_LIVE_MIGRATABLE: "set live_migratable: true instead",
+    TRAIT_ONE_TIME_USE: "set one_time_use: true instead",
+}
+
+
+def device_trait_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a trait of a passed-through device's provider; None when it is fine.
+
+    Custom traits and standard os-traits names are both kept by Nova as written. Standard names are
+    checked by form and namespace here: whether os-traits knows the name is for the Placement stage.
+    """
+    if isinstance(name, str) and name in NOVA_SET_TRAITS:
+        return f"is set by Nova, not by the device policy: {NOVA_SET_TRAITS[name]}"
+    if isinstance(name, str) and not name.startswith("CUSTOM_") and STANDARD_NAME.match(name):
+        if len(name) > MAX_NAME_LENGTH:
+            return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
+        if name.startswith(STANDARD_TRAIT_NAMESPACES):
+            return None
+        return (
+            f"is neither a custom trait nor in a standard os-traits namespace "
+            f"({', '.join(n.rstrip('_') for n in STANDARD_TRAIT_NAMESPACES)}); Nova would report it as "
+            f"{custom_name(name)!r}: write that"
+        )
+    if isinstance(name, str) and name.startswith("CUSTOM_"):
+        return trait_problem(name)
+    suggestion = f"e.g. {custom_name(name)!r}, " if isinstance(name, str) and name else ""
+    return (
+        "is neither a custom trait (CUSTOM_[A-Z0-9_]+) nor a standard os-traits name; write a custom trait, "
+        f"{suggestion}or a standard one such as 'HW_GPU_API_VULKAN'"
+    )

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.address_pattern import AddressPattern
 
 MODES = ("passthrough", "vgpu", "none")
 KNOWN_KEYS = (
@@ -40,6 +41,9 @@ ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$")
 MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 TRUE_STRINGS = ("true", "yes", "on", "1")
 FALSE_STRINGS = ("false", "no", "off", "0")
+# Nova's device_spec tags for one-time-use devices and Neutron SR-IOV (parsed by _parse_nova_tags).
+NOVA_TAG_KEYS = ("one_time_use", "physical_network", "trusted", "remote_managed")
+NOVA_BOOL_TAGS = ("one_time_use", "trusted", "remote_managed")
 
 
 class PolicyError(AccelError):
@@ -73,6 +77,13 @@ class PolicyEntry:
     live_migratable: bool | None = None
     managed: bool | None = None
     max_instances: int | None = None
+    # Every addresses item as Nova reads it (exact, glob or regex); ``addresses`` holds the exact ones.
+    address_patterns: tuple[AddressPattern, ...] = ()
+    # Nova's device_spec tags (see :func:`_parse_nova_tags`).
+    one_time_use: bool | None = None
+    physical_network: str | None = None
+    trusted: bool | None = None
+    remote_managed: bool | None = None
     raw: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -82,8 +93,18 @@ class PolicyEntry:
     def matches_ids(self, vendor_id: str | None, product_id: str | None) -> bool:
         return vendor_id == self.vendor_id and product_id == self.product_id
 
-    def matches_address(self, address: str) -> bool:
-        return not self.addresses or naming.normalize_address(address) in self.addresses
+    def matches_address(
+        self, address: str, physfn: str | None = None, physical_functions: frozenset = frozenset()
+    ) -> bool:
+        """Whether the entry's addresses take the device, as Nova matches device_spec addresses."""
+        if not self.address_patterns:
+            return not self.addresses or naming.normalize_address(address) in self.addresses
+        return any(p.matches(address, physfn, physical_functions) for p in self.address_patterns)
+
+    @property
+    def for_neutron(self) -> bool:
+        """The entry serves Neutron ports (it carries physical_network, trusted or remote_managed)."""
+        return any(v is not None for v in (self.physical_network, self.trusted, self.remote_managed))
 
 
 def _label(index: int, raw: object) -> str:
@@ -124,9 +145,10 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         errors.append(f"{label}: must be a mapping with name, vendor_id, product_id and mode, got {raw!r}")
         return None
     before = len(errors)
-    unknown = sorted(set(raw) - set(KNOWN_KEYS))
+    known = KNOWN_KEYS + NOVA_TAG_KEYS
+    unknown = sorted(set(raw) - set(known))
     for key in unknown:
-        errors.append(f"{label}: unknown key {key!r}; the keys are {', '.join(KNOWN_KEYS)}")
+        errors.append(f"{label}: unknown key {key!r}; the keys are {', '.join(known)}")
 
     name = raw.get("name")
     if not isinstance(name, str) or not ALIAS_NAME.match(name):
@@ -142,18 +164,20 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         errors.append(f"{label}: mode {mode!r} is not one of {', '.join(MODES)}; say what this model becomes")
 
     addresses: list[str] = []
+    patterns: list[AddressPattern] = []
     raw_addresses = raw.get("addresses")
     if raw_addresses is not None:
         if not isinstance(raw_addresses, list) or not raw_addresses:
             errors.append(f"{label}: addresses must be a non-empty list of PCI addresses like '0000:41:00.0'")
         else:
             for address in raw_addresses:
-                if not isinstance(address, str) or not naming.ADDRESS.match(address.strip()):
-                    errors.append(
-                        f"{label}: addresses item {address!r} is not a full PCI address; write "
-                        "domain:bus:slot.function as in /sys/bus/pci/devices, e.g. '0000:41:00.0'"
-                    )
-                else:
+                try:
+                    pattern = address_pattern.parse(address)
+                except address_pattern.AddressPatternError as exc:
+                    errors.append(f"{label}: addresses item {address!r}: {exc}")
+                    continue
+                patterns.append(pattern)
+                if pattern.is_exact:
                     addresses.append(naming.normalize_address(address))
             duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
             if duplicates:
@@ -172,7 +196,7 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
             errors.append(f"{label}: traits must be a list of trait names like ['CUSTOM_GPU_H100']")
         else:
             for trait in traits:
-                problem = naming.trait_problem(trait)
+                problem = naming.device_trait_problem(trait) if mode == "passthrough" else naming.trait_problem(trait)
                 if problem:
                     errors.append(f"{label}: traits item {trait!r} {problem}")
                 else:
@@ -230,6 +254,8 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
             if raw.get(key) is not None:
                 errors.append(f"{label}: {key} has no effect with mode none; remove it")
 
+    tags = _parse_nova_tags(label, raw, mode, errors)
+
     if len(errors) > before:
         return None
     return PolicyEntry(
@@ -248,8 +274,66 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         live_migratable=flags["live_migratable"],
         managed=flags["managed"],
         max_instances=max_instances,
+        address_patterns=tuple(patterns),
         raw=dict(raw),
+        **tags,
     )
+
+
+def _parse_nova_tags(label: str, raw: dict, mode: object, errors: list[str]) -> dict:
+    """``one_time_use``, ``physical_network``, ``trusted`` and ``remote_managed``, with the combinations
+    Nova 34 refuses (nova/pci/devspec.py, nova/compute/pci_placement_translator.py) refused here, before
+    anything is written. Checks that need the host's devices or report_in_placement are in selection."""
+    tags: dict = {key: None for key in NOVA_TAG_KEYS}
+    for key in NOVA_BOOL_TAGS:
+        value = raw.get(key)
+        if value is None:
+            continue
+        tags[key] = _bool(value)
+        if tags[key] is None:
+            errors.append(f"{label}: {key} {value!r} is not a boolean; write true or false")
+    physnet = raw.get("physical_network")
+    if physnet is not None:
+        if not isinstance(physnet, str) or not physnet.strip() or physnet != physnet.strip():
+            errors.append(
+                f"{label}: physical_network {physnet!r} is not a Neutron physical network name; give the name "
+                "the SR-IOV agent maps, e.g. 'physnet1' (neutron_sriov_physnet_mappings in Kolla-Ansible)"
+            )
+        else:
+            tags["physical_network"] = physnet
+    given = [key for key in NOVA_TAG_KEYS if raw.get(key) is not None]
+    if given and mode != "passthrough":
+        for key in given:
+            errors.append(
+                f"{label}: {key} is a [pci] device_spec tag and applies to mode passthrough only; remove it"
+                + ("" if mode == "none" else " or set mode: passthrough")
+            )
+        return tags
+    device_type = raw.get("device_type")
+    if tags["one_time_use"] and device_type == naming.TYPE_VF:
+        errors.append(
+            f"{label}: one_time_use with device_type type-VF: Nova allows one_time_use only on type-PCI and "
+            "type-PF devices (VFs are counted on their PF's provider, which cannot be reserved for one VF); "
+            "pass the whole device through (device_type: type-PF or type-PCI) or remove one_time_use"
+        )
+    if tags["remote_managed"] and device_type in (naming.TYPE_PF, naming.TYPE_PCI):
+        errors.append(
+            f"{label}: remote_managed with device_type {device_type}: only VFs are remote managed (Nova refuses "
+            "remote_managed on a PF); select the VFs (device_type: type-VF and the VF's product_id) or remove "
+            "remote_managed"
+        )
+    if tags["one_time_use"] and tags["remote_managed"]:
+        errors.append(
+            f"{label}: one_time_use and remote_managed exclude each other: remote-managed devices are VFs and "
+            "Nova allows one_time_use only on type-PCI and type-PF devices; remove one of them"
+        )
+    if tags["one_time_use"] and tags["physical_network"]:
+        errors.append(
+            f"{label}: one_time_use with physical_network: Nova keeps devices with a physical_network out of "
+            "Placement (they serve Neutron ports), and one_time_use works only through Placement; remove one "
+            "of them"
+        )
+    return tags
 
 
 def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
@@ -305,7 +389,7 @@ def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
     for (vendor_id, product_id), group in by_ids.items():
         if len(group) < 2:
             continue
-        catch_all = [e for e in group if not e.addresses]
+        catch_all = [e for e in group if not e.address_patterns]
         if catch_all:
             others = ", ".join(str(e.index) for e in group if e is not catch_all[0])
             errors.append(

@@ -8,7 +8,10 @@ The prediction follows Nova 34 (libvirt driver, PCI-in-Placement translator):
   node), MEMORY_MB (their memory; ``reserved_host_memory_mb`` reserved) and DISK_GB (given: facts do
   not tell how large the instance store is; 0 leaves DISK_GB out);
 - with ``report_in_placement``, one provider per passed-through device (type-PCI / type-PF) named
-  ``<hostname>_<ADDRESS>``, and one per PF whose VFs are passed through, counting the VFs;
+  ``<hostname>_<ADDRESS>``, and one per PF whose VFs are passed through, counting the VFs; devices
+  whose entry has a ``physical_network`` (Neutron's) get none. A ``one_time_use`` device's provider
+  carries ``HW_PCI_ONE_TIME_USE`` and, as Nova reports a device no instance holds, ``reserved`` 0:
+  Nova raises ``reserved`` to the total once an instance takes the device, and never lowers it;
 - one child provider per mdev-capable device with an enabled vGPU type, named
   ``<hostname>_pci_0000_84_00_0``, holding ``available_instances`` of the type's class.
 
@@ -58,6 +61,8 @@ def pci_traits(entry: PolicyEntry) -> list[str]:
     traits = set(entry.traits) | {naming.TRAIT_MANAGED_PCI, naming.TRAIT_OWNER_NOVA}
     if entry.live_migratable:
         traits.add(naming.TRAIT_LIVE_MIGRATABLE)
+    if entry.one_time_use:
+        traits.add(naming.TRAIT_ONE_TIME_USE)
     return sorted(traits)
 
 
@@ -108,6 +113,8 @@ def _inventory_args(amount: object) -> dict:
 def _pci_providers(selection: HostSelection) -> list[dict]:
     providers: dict[str, dict] = {}
     for item in selection.passthrough:
+        if not item.in_placement:
+            continue  # physical_network: Neutron's devices, which Nova keeps out of Placement
         for device in item.devices:
             _add_pci_device(providers, selection.hostname, item, device)
     return [providers[name] for name in sorted(providers)]

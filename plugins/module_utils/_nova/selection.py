@@ -40,6 +40,11 @@ class PassthroughSelection:
         return self.entry.managed
 
     @property
+    def in_placement(self) -> bool:
+        """Nova's translator skips devices whose device_spec has a physical_network (Neutron's devices)."""
+        return not self.entry.physical_network
+
+    @property
     def device_type(self) -> str | None:
         types = {naming.nova_device_type(d) for d in self.devices}
         return types.pop() if len(types) == 1 else None
@@ -69,6 +74,7 @@ class HostSelection:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     matched_entries: set[int] = field(default_factory=set)
+    physical_functions: frozenset = frozenset()  # the host's SR-IOV PFs (Nova extends a PF's address to its VFs)
 
 
 def host_devices(facts: dict) -> list[dict]:
@@ -81,10 +87,16 @@ def _parent(device: dict, by_address: dict[str, dict]) -> dict | None:
     return by_address.get(naming.normalize_address(physfn)) if physfn else None
 
 
-def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict]) -> bool:
+def _physical_functions(by_address: dict[str, dict]) -> frozenset:
+    """The SR-IOV physical functions of the host, as Nova tells them (sriov_totalvfs above 0)."""
+    return frozenset(a for a, d in by_address.items() if (d.get("sriov_totalvfs") or 0) > 0)
+
+
+def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict], pfs: frozenset) -> bool:
     """Whether ``entry`` takes ``device``: by IDs (and address when listed); vGPU also takes VFs of a PF."""
+    physfn = naming.normalize_address(device["physfn"]) if device.get("physfn") else None
     if entry.matches_ids(device.get("vendor_id"), device.get("product_id")) and entry.matches_address(
-        device["address"]
+        device["address"], physfn, pfs
     ):
         return True
     if entry.mode == "vgpu":
@@ -113,9 +125,11 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
     devices = host_devices(facts)
     by_address = {naming.normalize_address(d["address"]): d for d in devices}
     taken: dict[str, PolicyEntry] = {}
+    pfs = _physical_functions(by_address)
+    selection.physical_functions = pfs
 
     for entry in policy:
-        chosen = [d for d in devices if _selects(entry, d, by_address)]
+        chosen = [d for d in devices if _selects(entry, d, by_address, pfs)]
         if entry.mode == "vgpu":
             parents = [d for d in chosen if _offers(d, entry.mdev_type)]
             if chosen and not parents:
@@ -159,9 +173,42 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
         elif entry.mode == "vgpu":
             selection.vgpu.append(VgpuSelection(entry, chosen))
 
+    _check_nova_tags(selection, report_in_placement)
     if report_in_placement:
         _check_placement_reporting(selection, by_address)
     return selection
+
+
+def _check_nova_tags(selection: HostSelection, report_in_placement: bool) -> None:
+    """What Nova refuses about one_time_use and remote_managed once the devices are known."""
+    for item in selection.passthrough:
+        entry = item.entry
+        if entry.one_time_use and not report_in_placement:
+            selection.errors.append(
+                f"{selection.hostname}: {entry.label} sets one_time_use, which Nova refuses without [pci] "
+                "report_in_placement (the device is reserved in Placement after its first use): set "
+                "accel_nova_report_in_placement: true or remove one_time_use"
+            )
+        if entry.one_time_use:
+            vfs = [d["address"] for d in item.devices if naming.nova_device_type(d) == naming.TYPE_VF]
+            if vfs:
+                selection.errors.append(
+                    f"{selection.hostname}: {entry.label} sets one_time_use on VF(s) {_shown(vfs)}; Nova allows "
+                    "one_time_use only on type-PCI and type-PF devices: select whole devices (their PF "
+                    "product_id or addresses) or remove one_time_use"
+                )
+        if entry.remote_managed:
+            others = [d["address"] for d in item.devices if naming.nova_device_type(d) != naming.TYPE_VF]
+            if others:
+                selection.errors.append(
+                    f"{selection.hostname}: {entry.label} sets remote_managed on {_shown(others)}, which "
+                    "are not VFs; only VFs are remote managed (Nova refuses remote_managed on a PF): select "
+                    "the VFs (their product_id or addresses) or remove remote_managed"
+                )
+
+
+def _shown(addresses: list[str]) -> str:
+    return ", ".join(addresses[:4]) + (f" and {len(addresses) - 4} more" if len(addresses) > 4 else "")
 
 
 def _warn_not_vfio(selection: HostSelection, entry: PolicyEntry, devices: list[dict]) -> None:
@@ -182,9 +229,12 @@ def _check_placement_reporting(selection: HostSelection, by_address: dict[str, d
     """Nova refuses a PF and its VFs both in device_spec, and VFs of one PF with different names."""
     selected: dict[str, PassthroughSelection] = {}
     for item in selection.passthrough:
+        if not item.in_placement:
+            continue  # Nova never reports them, so they cannot clash with what it does report
         for device in item.devices:
             selected[naming.normalize_address(device["address"])] = item
     vf_groups: dict[str, list[tuple[dict, PassthroughSelection]]] = {}
+    clashes: dict[tuple[str, str], list[str]] = {}
     for address, item in selected.items():
         device = by_address[address]
         physfn = device.get("physfn")
@@ -192,13 +242,22 @@ def _check_placement_reporting(selection: HostSelection, by_address: dict[str, d
             continue
         pf_address = naming.normalize_address(physfn)
         if pf_address in selected:
-            selection.errors.append(
-                f"{selection.hostname}: PF {pf_address} ({selected[pf_address].entry.label}) and its VF "
-                f"{address} ({item.entry.label}) are both selected while report_in_placement is on; Nova "
-                "cannot report a PF and its VFs together: pass through either the PF or its VFs (give the "
-                "entries addresses or drop one)"
-            )
+            clashes.setdefault((pf_address, item.entry.label), []).append(address)
         vf_groups.setdefault(pf_address, []).append((device, item))
+    for (pf_address, vf_label), vfs in clashes.items():
+        pf_item = selected[pf_address]
+        same_ids = pf_item.entry.matches_ids(by_address[vfs[0]].get("vendor_id"), by_address[vfs[0]].get("product_id"))
+        hint = (
+            "; the VFs have the PF's own vendor/product IDs, so Nova's device_spec for the PF's address claims "
+            "them too: disable the PF's VFs (sriov_numvfs 0) before passing it through whole"
+            if same_ids and pf_item.entry is selected[vfs[0]].entry
+            else " (give the entries addresses or drop one)"
+        )
+        selection.errors.append(
+            f"{selection.hostname}: PF {pf_address} ({pf_item.entry.label}) and its VF(s) {_shown(vfs)} "
+            f"({vf_label}) are both selected while report_in_placement is on; Nova cannot report a PF and its "
+            f"VFs together: pass through either the PF or its VFs{hint}"
+        )
     for pf_address, members in vf_groups.items():
         names = {(item.resource_class, item.entry.traits, item.entry.live_migratable) for _dev, item in members}
         if len(names) > 1:

@@ -1,0 +1,125 @@
+# Copyright: contributors to accel.openstack
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: flavor_fit
+author: accel.openstack contributors (!UNKNOWN)
+short_description: Where each flavor fits, as Nova and Placement would place it, from a fleet snapshot
+description:
+  - Translates each flavor as Nova 34 does (resources, traits, CPU policy, PCI aliases, Cyborg device
+    profiles, image properties), answers every query Nova sends from the fleet snapshot with Placement
+    1.39 semantics, merges the answers as Nova does, then applies the Nova host filters the collection
+    models (ComputeFilter, PciPassthroughFilter, NUMATopologyFilter, AggregateInstanceExtraSpecsFilter).
+  - Returns one dict per flavor, in order. A bad or unplaceable flavor is reported (C(outcome),
+    C(reason)); it never hides the report on the other flavors. Only bad lookup options fail.
+options:
+  _terms:
+    description: Flavors, each a dict with openstack.cloud.compute_flavor's keys C(name), C(vcpus), C(ram)
+      (MB), C(disk) (GB), C(ephemeral) (GB), C(swap) (MB) and C(extra_specs).
+    required: true
+    type: list
+    elements: dict
+  fleet:
+    description:
+      - The fleet snapshot, as C(accel.openstack.placement_info) returns it in C(fleet) or
+        C(accel.openstack.nova_fleet) predicts it. Root provider records may carry C(disabled),
+        C(numa_cells) and C(pci_pools) for the Nova filters.
+    required: true
+    type: dict
+  pci_aliases:
+    description: The C([pci] alias) entries, each a dict or the JSON string nova.conf holds.
+    type: list
+    elements: raw
+    default: []
+  pci_in_placement:
+    description: C([filter_scheduler] pci_in_placement).
+    type: bool
+    default: false
+  device_profiles:
+    description: "Cyborg device profiles, C({name: [group dicts]})."
+    type: dict
+  image_properties:
+    description: Properties of the image booted (C(trait:*), C(hw_*)).
+    type: dict
+  boot_from_volume:
+    description: The server boots from a volume (no DISK_GB for the root disk).
+    type: bool
+    default: false
+  count_limit:
+    description: Stop counting instances per host at this number.
+    type: int
+    default: 64
+  max_placement_results:
+    description: C([scheduler] max_placement_results), the C(limit) Nova sends.
+    type: int
+    default: 1000
+  aggregates_metadata:
+    description: Host aggregates as C([{name, hosts, metadata}]); when given, AggregateInstanceExtraSpecsFilter
+      is modelled.
+    type: list
+    elements: dict
+  enabled_filters:
+    description: The modelled Nova filters to apply after Placement, in order.
+    type: list
+    elements: str
+    default: [ComputeFilter, PciPassthroughFilter, NUMATopologyFilter, AggregateInstanceExtraSpecsFilter]
+"""
+
+EXAMPLES = r"""
+- name: Where does the H100 flavor fit, and how many fit per host?
+  ansible.builtin.debug:
+    msg: "{{ query('accel.openstack.flavor_fit',
+                   {'name': 'gpu.h100', 'vcpus': 16, 'ram': 131072, 'disk': 100,
+                    'extra_specs': {'pci_passthrough:alias': 'h100:1'}},
+                   fleet=fleet, pci_aliases=aliases, pci_in_placement=true) }}"
+"""
+
+RETURN = r"""
+_raw:
+  description: One report per flavor.
+  type: list
+  elements: dict
+  contains:
+    name: {description: The flavor's name., type: str}
+    outcome:
+      description: C(fits), C(no_host), C(rejected_by_placement), C(invalid_flavor) or C(scheduler_error).
+      type: str
+    status: {description: Placement's HTTP status for Nova's query (200 or 400); null when Nova refuses first., type: int}
+    message: {description: What Nova or Placement says., type: str}
+    queries: {description: The query strings Nova sends, in order., type: list, elements: str}
+    hosts: {description: Sorted root provider names Placement returns for those queries, merged as Nova does., type: list, elements: str}
+    max_instances: {description: "Per root of the fleet, how many copies fit one after another (capped at count_limit).", type: dict}
+    fleet_max_instances: {description: The sum of max_instances., type: int}
+    why_not: {description: Per root not in hosts, why not., type: dict}
+    reason: {description: "Null when it fits, else code, detail and did_you_mean.", type: dict}
+    after_filters: {description: "hosts and removed ({name: reason}) after the modelled Nova filters.", type: dict}
+"""
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import FitOptionError, flavor_fit
+
+_OPTIONS = (
+    "pci_aliases",
+    "pci_in_placement",
+    "device_profiles",
+    "image_properties",
+    "boot_from_volume",
+    "count_limit",
+    "max_placement_results",
+    "aggregates_metadata",
+    "enabled_filters",
+)
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        options = {name: self.get_option(name) for name in _OPTIONS}
+        try:
+            return flavor_fit(list(terms), self.get_option("fleet"), **options)
+        except FitOptionError as exc:
+            raise AnsibleLookupError(str(exc)) from exc

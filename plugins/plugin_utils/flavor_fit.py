@@ -1,0 +1,635 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where a flavor fits: Nova's translation, Placement's answer from the fleet, and Nova's filters after it.
+
+``flavor_fit(flavors, snapshot, **options)`` returns one report per flavor, in order, with the keys the
+``accel.openstack.flavor_fit`` lookup returns: ``name``, ``outcome``, ``status``, ``message``,
+``queries``, ``hosts``, ``max_instances``, ``fleet_max_instances``, ``why_not``, ``reason`` and
+``after_filters``. A flavor that is bad or fits nowhere is reported, never raised; only bad options
+(a fleet that is not a snapshot, a negative ``count_limit``, ...) raise :class:`FitOptionError`.
+
+How each part is computed:
+
+- ``queries``, refusals and the merge of answers come from the flavor translation (``flavor.py``);
+  each query is answered by the solver from the fleet, as Placement 1.39 would (200 or 400).
+- ``hosts``: the roots of the merged candidates, with Nova's ``limit`` (``max_placement_results``).
+- ``max_instances``: per root, copies placed one after another on that host, each taking the first
+  candidate there (the queries in Nova's order, candidates in the solver's stable order), counted on the
+  host's own tree without ``limit``, capped at ``count_limit``. Usage only grows while copies are
+  placed, so the first candidate that still fits is always the next one of the original list, and a
+  candidate is repeated as often as capacity allows before moving on. Hosts whose trees are identical
+  (same shape, inventories, usages, traits and aggregates, no sharing provider) are counted and
+  explained once.
+- ``why_not``: per root that is not in ``hosts``, the first constraint that fails there (the solver's
+  explanation on that tree), or the ``limit`` that cut Placement's answer before the host.
+- ``reason``: ``null`` when it fits, else a code (see ``REASON_CODES``) found by relaxing the request
+  one constraint at a time, with ``detail`` and ``did_you_mean``.
+- ``after_filters``: ``hosts`` after Nova's filters modelled in ``nova_filters.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
+from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
+from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
+    Fleet,
+    FleetError,
+    Inventory,
+    Provider,
+)
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
+    allocation_candidates,
+    check_resource_classes,
+    check_traits,
+)
+
+REASON_CODES = (
+    "unknown_trait",
+    "unknown_resource_class",
+    "group_policy_missing",
+    "no_inventory",
+    "missing_trait",
+    "forbidden_trait",
+    "hosts_disabled",
+    "too_big",
+    "in_use",
+    "too_many_devices",
+    "invalid_flavor",
+    "scheduler_error",
+)
+GENERAL_CLASSES = frozenset({"VCPU", "PCPU", "MEMORY_MB", "DISK_GB"})
+_LIMIT_NAME = "max_placement_results"
+
+
+class FitOptionError(AccelError):
+    """A lookup option that is not usable; the message names the option and the fix."""
+
+
+@dataclasses.dataclass
+class FitOptions:
+    pci_aliases: list = dataclasses.field(default_factory=list)
+    pci_in_placement: bool = False
+    device_profiles: dict | None = None
+    image_properties: dict | None = None
+    boot_from_volume: bool = False
+    count_limit: int = 64
+    aggregates_metadata: list | None = None
+    enabled_filters: tuple = nova_filters.MODELLED_FILTERS
+    max_placement_results: int = 1000
+
+    @classmethod
+    def checked(cls, **options) -> FitOptions:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise FitOptionError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        values = {k: v for k, v in options.items() if v is not None}
+        for name in ("pci_in_placement", "boot_from_volume"):
+            if name in values and not isinstance(values[name], bool):
+                raise FitOptionError(f"{name} must be true or false, got {values[name]!r}")
+        for name in ("count_limit", "max_placement_results"):
+            if name in values and (
+                isinstance(values[name], bool) or not isinstance(values[name], int) or values[name] < 1
+            ):
+                raise FitOptionError(f"{name} must be a positive integer, got {values[name]!r}")
+        for name, kind, words in (
+            ("pci_aliases", list | tuple, "a list of [pci] alias entries (dicts or JSON strings)"),
+            ("device_profiles", Mapping, "a dict of Cyborg device profiles {name: [group dicts]}"),
+            ("image_properties", Mapping, "a dict of image properties"),
+            ("aggregates_metadata", list | tuple, "a list of {name, hosts, metadata} host aggregates"),
+            ("enabled_filters", list | tuple, "a list of Nova filter names"),
+        ):
+            if name in values and not isinstance(values[name], kind):
+                raise FitOptionError(f"{name} must be {words}, got {type(values[name]).__name__}")
+        unknown_filters = sorted(set(values.get("enabled_filters", ())) - set(nova_filters.MODELLED_FILTERS))
+        if unknown_filters:
+            raise FitOptionError(
+                f"enabled_filters: {', '.join(unknown_filters)} not modelled; "
+                f"choose from {', '.join(nova_filters.MODELLED_FILTERS)}"
+            )
+        if "aggregates_metadata" in values:
+            try:
+                nova_filters.aggregate_metadata_by_host(values["aggregates_metadata"])
+            except ValueError as exc:
+                raise FitOptionError(str(exc)) from exc
+        if "pci_aliases" in values:
+            values["pci_aliases"] = list(values["pci_aliases"])
+        if "enabled_filters" in values:
+            values["enabled_filters"] = tuple(values["enabled_filters"])
+        return cls(**values)
+
+
+def _copy_provider(provider: Provider, name: str) -> Provider:
+    inventories = {
+        rc: Inventory(i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used)
+        for rc, i in provider.inventories.items()
+    }
+    return dataclasses.replace(provider, name=name, inventories=inventories)
+
+
+class _Tree:
+    """One tree of the fleet alone (plus the sharing providers it may use), to count and explain on.
+
+    Providers of a tree shared by identical hosts are named by their position (``\\x00N\\x00``);
+    ``words()`` puts a host's own names back into a sentence."""
+
+    def __init__(self, fleet: Fleet, root: str, templated: bool):
+        tree = fleet.trees[root]
+        self.root = root
+        self.templated = templated
+        providers = [_copy_provider(p, f"\x00{i}\x00" if templated else p.name) for i, p in enumerate(tree)]
+        providers += [_copy_provider(p, p.name) for p in fleet.shared_with.get(root, ())]
+        self.fleet = Fleet(providers, fleet.traits, fleet.resource_classes)
+        self.mine = {p.uuid for p in tree}
+
+    def words(self, sentence: str, tree: list[Provider]) -> str:
+        if not self.templated:
+            return sentence
+        for index, provider in enumerate(tree):
+            sentence = sentence.replace(f"\x00{index}\x00", provider.name)
+        return sentence
+
+    def candidates(self, requests: list[Request]) -> list[dict]:
+        found = []
+        for request in requests:
+            try:
+                result = answer(self.fleet, dataclasses.replace(request, limit=None))
+            except RequestError:
+                continue
+            found += [a for a in result["allocation_requests"] if self.mine & a["allocations"].keys()]
+        return found
+
+    def count(self, requests: list[Request], cap: int) -> int:
+        """Copies placed one after another, each on the first candidate that still fits."""
+        inventories = self.fleet.providers
+        saved = {(uuid, rc): inv.used for uuid, p in inventories.items() for rc, inv in p.inventories.items()}
+        count = 0
+        try:
+            for candidate in self.candidates(requests):
+                takes = [
+                    (inventories[uuid].inventories[rc], amount)
+                    for uuid, allocation in candidate["allocations"].items()
+                    for rc, amount in allocation["resources"].items()
+                    if amount
+                ]
+                while count < cap:
+                    repeat = cap - count
+                    for inv, amount in takes:
+                        repeat = min(repeat, max(math.floor((inv.limit - inv.used) / amount), 0))
+                    while repeat and any(inv.used + amount * repeat > inv.limit for inv, amount in takes):
+                        repeat -= 1
+                    if not repeat:
+                        break
+                    for inv, amount in takes:
+                        inv.used += amount * repeat
+                    count += repeat
+                if count >= cap:
+                    break
+        finally:
+            for (uuid, rc), used in saved.items():
+                inventories[uuid].inventories[rc].used = used
+        return count
+
+    def reason(self, request: Request) -> str:
+        """Why the request has no candidate on this tree, with templated provider names."""
+        # Totals first: a request asking more of a class than the tree has free in all its providers
+        # together is explained without searching combinations (which grow as providers ** groups).
+        for rc, amount in _totals(request).items():
+            having = [p for p in self.fleet.order if rc in p.inventories]
+            free = sum(p.inventories[rc].free for p in having)
+            if having and amount > free:
+                return (
+                    f"the flavor asks {amount} {rc} in total; this host has {free} free over "
+                    f"{len(having)} provider(s) ({', '.join(p.name for p in having[:4])}"
+                    f"{', ...' if len(having) > 4 else ''})"
+                )
+        try:
+            report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root])
+        except RequestError as exc:
+            return str(exc)
+        if report.get("error"):
+            return report["error"]
+        return report["roots"][0]["reason"]
+
+
+class FlavorFit:
+    """A fleet indexed once, then asked about any number of flavors."""
+
+    def __init__(self, snapshot: Mapping, options: FitOptions):
+        try:
+            self.fleet = Fleet.from_snapshot(snapshot)
+        except FleetError as exc:
+            raise FitOptionError(f"fleet: {exc}") from exc
+        self.options = options
+        self.records = {}
+        for record in snapshot["resource_providers"]:
+            if record.get("parent_provider_uuid") is None:
+                self.records[record.get("name") or record["uuid"]] = record
+        self.root_names = {p.uuid: p.name for p in self.fleet.roots}
+        self._keys: dict[str, tuple] = {}
+        self._trees: dict[tuple, _Tree] = {}
+        self._empty: Fleet | None = None
+        self._max_free: dict[int, dict[str, int]] = {}
+        self._snapshot = snapshot
+
+    # -- trees -------------------------------------------------------------------------------------
+    def _key(self, root: str) -> tuple:
+        key = self._keys.get(root)
+        if key is None:
+            fleet = self.fleet
+            tree = fleet.trees[root]
+            if root in fleet.shared_with or any(p.uuid in fleet.sharing for p in tree):
+                key = ("own", root)
+            else:
+                position = {p.uuid: i for i, p in enumerate(tree)}
+                key = tuple(
+                    (
+                        position.get(p.parent),
+                        tuple(
+                            sorted(
+                                (
+                                    rc,
+                                    i.total,
+                                    i.reserved,
+                                    i.min_unit,
+                                    i.max_unit,
+                                    i.step_size,
+                                    i.allocation_ratio,
+                                    i.used,
+                                )
+                                for rc, i in p.inventories.items()
+                            )
+                        ),
+                        p.traits,
+                        p.aggregates,
+                    )
+                    for p in tree
+                )
+            self._keys[root] = key
+        return key
+
+    def _tree(self, root: str) -> _Tree:
+        key = self._key(root)
+        tree = self._trees.get(key)
+        if tree is None:
+            tree = _Tree(self.fleet, root, templated=key[0] != "own")
+            self._trees[key] = tree
+        return tree
+
+    def _empty_fleet(self) -> Fleet:
+        if self._empty is None:
+            providers = [_copy_provider(p, p.name) for p in self.fleet.order]
+            for provider in providers:
+                for inv in provider.inventories.values():
+                    inv.used = 0
+            self._empty = Fleet(providers, self.fleet.traits, self.fleet.resource_classes)
+        return self._empty
+
+    def _most(self, fleet: Fleet) -> dict[str, int]:
+        found = self._max_free.get(id(fleet))
+        if found is None:
+            found = self._max_free[id(fleet)] = max_free(fleet)
+        return found
+
+    # -- one flavor --------------------------------------------------------------------------------
+    def check(self, flavor) -> dict:
+        name = flavor.get("name") if isinstance(flavor, Mapping) else None
+        report = {
+            "name": name if isinstance(name, str) else str(name) if name is not None else None,
+            "outcome": None,
+            "status": None,
+            "message": "",
+            "queries": [],
+            "hosts": [],
+            "max_instances": {p.name: 0 for p in self.fleet.roots},
+            "fleet_max_instances": 0,
+            "why_not": {},
+            "reason": None,
+            "after_filters": {"hosts": [], "removed": {}},
+        }
+        opts = self.options
+        try:
+            req = nova_flavor.translate(
+                flavor,
+                pci_aliases=opts.pci_aliases,
+                pci_in_placement=opts.pci_in_placement,
+                device_profiles=opts.device_profiles,
+                image_properties=opts.image_properties,
+                boot_from_volume=opts.boot_from_volume,
+                max_placement_results=opts.max_placement_results,
+            )
+        except AccelError as exc:
+            return self._refused(report, str(exc), getattr(exc, "extra", {}).get("did_you_mean") or [])
+        report["name"] = req.flavor
+        report["queries"] = list(req.queries)
+        if req.refusal:
+            return self._refused(report, req.refusal.get("message", ""), req.refusal.get("did_you_mean") or [])
+        requests: list[Request | None] = []
+        answers: list[tuple[int, dict | str]] = []
+        for query in req.queries:
+            try:
+                request = Request.parse(query)
+                answers.append((200, answer(self.fleet, request, self._most(self.fleet))))
+                requests.append(request)
+            except RequestError as exc:
+                answers.append((400, str(exc)))
+                requests.append(None)
+        merged = nova_flavor.merge_answers(req, answers)
+        report.update(outcome=merged["outcome"], status=merged.get("status"), message=merged.get("message") or "")
+        valid = [r for r in requests if r is not None]
+        if merged["outcome"] == "rejected_by_placement":
+            error = next((a for s, a in answers if s == 400), merged.get("message") or "")
+            report["reason"] = self._rejected(str(error))
+            report["why_not"] = {n: f"Placement answers 400: {error}" for n in report["max_instances"]}
+            return report
+        if merged["outcome"] == "scheduler_error":
+            report["reason"] = {"code": "scheduler_error", "detail": report["message"], "did_you_mean": []}
+            report["why_not"] = {n: report["message"] for n in report["max_instances"]}
+            return report
+        by_uuid = self.fleet.providers
+        hosts = sorted(
+            {
+                self.root_names[by_uuid[uuid].root]
+                for candidate in merged.get("candidates") or []
+                for uuid in candidate["allocations"]
+                if uuid in by_uuid and by_uuid[uuid].root in self.root_names
+            }
+        )
+        report["hosts"] = hosts
+        self._count_and_explain(report, valid, set(hosts))
+        if not hosts:
+            report["reason"] = self._no_host_reason(valid)
+        report["after_filters"] = nova_filters.run_filters(
+            self.records,
+            hosts,
+            req,
+            flavor,
+            pci_in_placement=opts.pci_in_placement,
+            aggregates_metadata=opts.aggregates_metadata,
+            enabled_filters=opts.enabled_filters,
+        )
+        return report
+
+    def _refused(self, report: dict, message: str, did_you_mean: list) -> dict:
+        report.update(outcome="invalid_flavor", status=None, message=message)
+        report["reason"] = {"code": "invalid_flavor", "detail": message, "did_you_mean": list(did_you_mean)}
+        report["why_not"] = {n: f"Nova refuses the flavor: {message}" for n in report["max_instances"]}
+        return report
+
+    def _count_and_explain(self, report: dict, requests: list[Request], hosts: set[str]) -> None:
+        cap = self.options.count_limit
+        counted: dict[tuple, int] = {}
+        reasons: dict[tuple, str] = {}
+        for root in self.fleet.roots:
+            key = self._key(root.uuid)
+            if key not in counted:
+                counted[key] = self._tree(root.uuid).count(requests, cap) if requests else 0
+            count = counted[key]
+            report["max_instances"][root.name] = count
+            if root.name in hosts:
+                continue
+            if count:
+                report["why_not"][root.name] = (
+                    f"candidates exist on this host, but Placement's answer stops at limit="
+                    f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
+                )
+            elif requests:
+                if key not in reasons:
+                    reasons[key] = self._tree(root.uuid).reason(requests[0])
+                report["why_not"][root.name] = self._tree(root.uuid).words(reasons[key], self.fleet.trees[root.uuid])
+            else:
+                report["why_not"][root.name] = "Nova asks Placement nothing it can answer"
+        report["fleet_max_instances"] = sum(report["max_instances"].values())
+
+    # -- reasons -----------------------------------------------------------------------------------
+    def _rejected(self, message: str) -> dict:
+        fleet = self.fleet
+        if "No such trait" in message:
+            name = message.split("No such trait(s):", 1)[-1].strip().split(".")[0].split(",")[0].strip()
+            return {"code": "unknown_trait", "detail": message, "did_you_mean": _closest(name, fleet.by_trait)}
+        if "No such resource class" in message:
+            name = message.split("No such resource class", 1)[-1].strip().split(".")[0].strip()
+            return {
+                "code": "unknown_resource_class",
+                "detail": message,
+                "did_you_mean": _closest(name, fleet.by_class),
+            }
+        if "group_policy" in message:
+            return {"code": "group_policy_missing", "detail": message, "did_you_mean": ["group_policy=none"]}
+        return {"code": "invalid_flavor", "detail": message, "did_you_mean": []}
+
+    def _fits(self, fleet: Fleet, request: Request) -> bool:
+        try:
+            found = answer(fleet, dataclasses.replace(request, limit=1), self._most(fleet))
+        except RequestError:
+            return False
+        return bool(found["allocation_requests"])
+
+    def _no_host_reason(self, requests: list[Request]) -> dict:
+        fleet = self.fleet
+        if not requests:
+            return {"code": "too_big", "detail": "no query Nova sends is answered", "did_you_mean": []}
+        request = requests[0]
+        missing = [
+            (group, rc)
+            for other in requests
+            for group in other.groups.values()
+            for rc in group.resources
+            if rc not in fleet.by_class
+        ]
+        if missing and all(
+            any(rc not in fleet.by_class for g in r.groups.values() for rc in g.resources) for r in requests
+        ):
+            group, rc = missing[0]
+            return {
+                "code": "no_inventory",
+                "detail": f"{group.label} asks {rc}, which no provider in the fleet has",
+                "did_you_mean": _closest(rc, fleet.by_class),
+            }
+        for group in request.groups.values():
+            for any_of in group.required:
+                if not any(t in fleet.by_trait for t in any_of):
+                    names = " or ".join(sorted(any_of))
+                    return {
+                        "code": "missing_trait",
+                        "detail": f"{group.label} requires trait {names}, which no provider has",
+                        "did_you_mean": _closest(sorted(any_of)[0], fleet.by_trait),
+                    }
+        missing_root = sorted(t for t in request.root_required if t not in fleet.by_trait)
+        if missing_root:
+            return {
+                "code": "missing_trait",
+                "detail": f"root_required needs {', '.join(missing_root)}, which no root provider has",
+                "did_you_mean": _closest(missing_root[0], fleet.by_trait),
+            }
+        disabled = nova_filters.DISABLED_TRAIT
+        if disabled in request.root_forbidden:
+            relaxed = dataclasses.replace(request, root_forbidden=request.root_forbidden - {disabled})
+            if any(
+                self._fits(fleet, dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled}))
+                for r in requests
+            ):
+                count = len(fleet.by_trait.get(disabled, ()))
+                return {
+                    "code": "hosts_disabled",
+                    "detail": (
+                        f"it fits only on hosts whose compute service is disabled ({count} host(s) carry {disabled})"
+                    ),
+                    "did_you_mean": [],
+                }
+        else:
+            relaxed = request
+        unforbidden = dataclasses.replace(
+            relaxed,
+            root_forbidden=relaxed.root_forbidden & {disabled},
+            groups={s: dataclasses.replace(g, forbidden=frozenset()) for s, g in relaxed.groups.items()},
+        )
+        forbidden = sorted(
+            set(request.root_forbidden - {disabled}).union(*(g.forbidden for g in request.groups.values()))
+        )
+        if forbidden and self._fits(fleet, unforbidden):
+            return {
+                "code": "forbidden_trait",
+                "detail": f"every host with room carries a forbidden trait ({', '.join(forbidden)})",
+                "did_you_mean": [],
+            }
+        required = sorted(set(request.root_required).union(*(t for g in request.groups.values() for t in g.required)))
+        unrequired = dataclasses.replace(
+            request,
+            root_required=frozenset(),
+            groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
+        )
+        if required and self._fits(fleet, unrequired):
+            return {
+                "code": "missing_trait",
+                "detail": f"no host with room has the required trait(s) where they are needed ({', '.join(required)})",
+                "did_you_mean": [],
+            }
+        empty = self._empty_fleet()
+        if any(self._fits(empty, r) for r in requests):
+            return {
+                "code": "in_use",
+                "detail": "it fits an empty host, but not the usage the fleet reports today",
+                "did_you_mean": [],
+            }
+        if self._fits(empty, _one_device(request)):
+            return {
+                "code": "too_many_devices",
+                "detail": "it asks more devices than any host has; one device of each kind fits",
+                "did_you_mean": [],
+            }
+        return {
+            "code": "too_big",
+            "detail": "it is larger than any host, even an empty one",
+            "did_you_mean": [],
+        }
+
+
+def _totals(request: Request) -> dict[str, int]:
+    wanted: dict[str, int] = {}
+    for group in request.groups.values():
+        for rc, amount in group.resources.items():
+            wanted[rc] = wanted.get(rc, 0) + amount
+    return wanted
+
+
+def viable_roots(fleet: Fleet, request: Request) -> set[str]:
+    """Roots whose tree (with the sharing providers it may use) has, per class, at least the request's total
+    free. Only these can anchor a candidate; the others are ruled out without a search, which for many
+    groups of one class grows as providers ** groups."""
+    wanted = _totals(request)
+    found = set()
+    for root in fleet.root_uuids:
+        classes = fleet.tree_classes.get(root, {})
+        shared = fleet.shared_with.get(root, ())
+        for rc, amount in wanted.items():
+            free = sum(inv.free for _p, inv in classes.get(rc, ()))
+            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
+            if free < amount:
+                break
+        else:
+            found.add(root)
+    return found
+
+
+def max_free(fleet: Fleet) -> dict[str, int]:
+    """Per resource class, the most any one tree (with the sharing providers it may use) has free."""
+    found: dict[str, int] = {}
+    for root in fleet.root_uuids:
+        shared = fleet.shared_with.get(root, ())
+        for rc, entries in fleet.tree_classes.get(root, {}).items():
+            free = sum(inv.free for _p, inv in entries)
+            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
+            if free > found.get(rc, -1):
+                found[rc] = free
+    for provider in (fleet.providers[u] for u in fleet.sharing):
+        for rc, inv in provider.inventories.items():
+            found[rc] = max(found.get(rc, 0), inv.free)
+    return found
+
+
+def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None) -> dict:
+    """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
+    are still checked, so Placement's 400 comes out the same). ``most`` (from ``max_free``) makes the
+    check one look-up per class for a large fleet; without it every tree is checked."""
+    if most is not None:
+        viable = all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items())
+    else:
+        viable = bool(viable_roots(fleet, request))
+    if viable:
+        return allocation_candidates(fleet, request)
+    # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
+    # until a group that no provider can serve alone ends the search.
+    check_traits(fleet, sorted(request.root_required | request.root_forbidden))
+    for group in request.groups.values():
+        check_resource_classes(fleet, group.resources)
+        for any_of in group.required:
+            check_traits(fleet, sorted(any_of))
+        check_traits(fleet, sorted(group.forbidden))
+        if not all(
+            any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
+        ):
+            break
+    return {"allocation_requests": [], "provider_summaries": {}}
+
+
+def _one_device(request: Request) -> Request:
+    """The request with one device: the first device group kept with amount 1, other device groups dropped."""
+    groups, kept = {}, False
+    for suffix, group in request.groups.items():
+        devices = {rc: n for rc, n in group.resources.items() if rc not in GENERAL_CLASSES}
+        if not devices:
+            groups[suffix] = group
+            continue
+        if kept and suffix:
+            continue
+        resources = {rc: (1 if rc in devices else n) for rc, n in group.resources.items()}
+        groups[suffix] = dataclasses.replace(group, resources=resources)
+        kept = kept or bool(suffix)
+    return dataclasses.replace(
+        request, groups=groups, same_subtrees=[s for s in request.same_subtrees if s <= set(groups)]
+    )
+
+
+def _closest(name: str, known) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+
+
+def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
+    """One report per flavor (see the module docstring); raises FitOptionError only for bad options."""
+    checked = FitOptions.checked(**options)
+    if not isinstance(flavors, list | tuple):
+        flavors = [flavors]
+    if not isinstance(snapshot, Mapping):
+        raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
+    fit = FlavorFit(snapshot, checked)
+    return [fit.check(flavor) for flavor in flavors]

@@ -1,0 +1,200 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Stage 5 for flavors: prove a flavor catalog against the fleet, with catalog findings and one table.
+
+``validate_flavors(snapshot, entries, **options)`` runs ``flavor_fit`` on every entry (a flavor with
+openstack.cloud.compute_flavor's keys, plus optional ``min_hosts`` (default 1), ``expect``
+(``placeable`` | ``unplaceable``), ``image_properties`` and ``boot_from_volume`` for that flavor) and
+returns ``{"flavors": [report + ok, min_hosts, expect], "findings": [...], "ok": bool}``. A flavor is
+ok when, after Nova's modelled filters, it fits on at least ``min_hosts`` hosts (or on none, with
+``expect: unplaceable``). Findings (they do not fail the run):
+
+- ``general_on_gpu_host``: a flavor that asks no accelerator can land on a host that has accelerators,
+  taking the room GPU flavors need; the fix is a forbidden trait on general flavors (e.g.
+  ``trait:CUSTOM_GPU_HOST=forbidden`` with that trait on the GPU hosts' compute nodes) or an isolating
+  aggregate;
+- ``gpu_image_properties``: a flavor with accelerators whose image lacks ``hw_machine_type=q35`` or
+  ``hw_firmware_type=uefi`` (large PCI BARs need both);
+- ``scheduler_crash``: a ``dedicated`` flavor whose query Placement rejects (typically a misspelled
+  ``CUSTOM_`` trait) makes Nova 34's scheduler fail with a TypeError instead of NoValidHost.
+
+``flavor_table(result)`` gives the lines a person reads: flavor | fits on | instances | why not / did
+you mean, then the findings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
+    GENERAL_CLASSES,
+    FitOptionError,
+    FitOptions,
+    FlavorFit,
+)
+
+ENTRY_KEYS = ("min_hosts", "expect", "image_properties", "boot_from_volume")
+GPU_IMAGE_PROPERTIES = {"hw_machine_type": "q35", "hw_firmware_type": "uefi"}
+
+
+def _entry(index: int, entry) -> tuple[dict, int, str, dict]:
+    if not isinstance(entry, Mapping):
+        raise FitOptionError(f"flavors[{index}] must be a dict with openstack.cloud.compute_flavor's keys")
+    name = entry.get("name") or f"flavors[{index}]"
+    min_hosts = entry.get("min_hosts", 1)
+    if isinstance(min_hosts, bool) or not isinstance(min_hosts, int) or min_hosts < 0:
+        raise FitOptionError(f"flavor {name}: min_hosts must be a non-negative integer, got {min_hosts!r}")
+    expect = entry.get("expect", "placeable")
+    if expect not in ("placeable", "unplaceable"):
+        raise FitOptionError(f"flavor {name}: expect must be 'placeable' (default) or 'unplaceable'")
+    overrides = {k: entry[k] for k in ("image_properties", "boot_from_volume") if entry.get(k) is not None}
+    flavor = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
+    return flavor, min_hosts, expect, overrides
+
+
+def _device_classes(fleet) -> set[str]:
+    return {rc for rc in fleet.by_class if rc not in GENERAL_CLASSES}
+
+
+def _accelerator_hosts(fit: FlavorFit) -> set[str]:
+    devices = _device_classes(fit.fleet)
+    found = set()
+    for root in fit.fleet.roots:
+        record = fit.records.get(root.name) or {}
+        if record.get("pci_pools") or any(rc in devices for p in fit.fleet.trees[root.uuid] for rc in p.inventories):
+            found.add(root.name)
+    return found
+
+
+def _asks_accelerators(report: dict, fit: FlavorFit, flavor: Mapping) -> bool:
+    specs = flavor.get("extra_specs") or {}
+    if any(k in specs for k in ("pci_passthrough:alias", "accel:device_profile")):
+        return True
+    devices = _device_classes(fit.fleet) | {"VGPU", "PGPU"}
+    return any(rc in query and rc not in GENERAL_CLASSES for query in report.get("queries") or [] for rc in devices)
+
+
+def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
+    base = FitOptions.checked(**options)
+    if not isinstance(entries, list | tuple):
+        raise FitOptionError("flavors must be a list of flavor dicts")
+    if not isinstance(snapshot, Mapping):
+        raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
+    fit = FlavorFit(snapshot, base)
+    accelerator_hosts = _accelerator_hosts(fit)
+    reports, findings = [], []
+    for index, entry in enumerate(entries):
+        flavor, min_hosts, expect, overrides = _entry(index, entry)
+        fit.options = dataclasses.replace(base, **overrides) if overrides else base
+        report = fit.check(flavor)
+        kept = report["after_filters"]["hosts"]
+        report.update(min_hosts=min_hosts, expect=expect)
+        report["ok"] = not kept if expect == "unplaceable" else len(kept) >= min_hosts
+        reports.append(report)
+        name = report["name"]
+        gpu = _asks_accelerators(report, fit, flavor)
+        if not gpu and report["outcome"] == "fits":
+            landing = sorted(set(kept) & accelerator_hosts)
+            if landing:
+                findings.append(
+                    {
+                        "kind": "general_on_gpu_host",
+                        "flavor": name,
+                        "hosts": landing,
+                        "message": (
+                            f"{name} asks no accelerator but can land on {len(landing)} accelerator host(s) "
+                            f"({', '.join(landing[:5])}{', ...' if len(landing) > 5 else ''}) and take the room "
+                            "GPU flavors need"
+                        ),
+                        "fix": (
+                            "put a trait such as CUSTOM_GPU_HOST on the accelerator hosts' compute nodes and "
+                            "trait:CUSTOM_GPU_HOST=forbidden on general flavors, or isolate the accelerator hosts "
+                            "in an aggregate (AggregateInstanceExtraSpecsFilter or Placement aggregate isolation)"
+                        ),
+                    }
+                )
+        if gpu and report["outcome"] != "invalid_flavor":
+            image = fit.options.image_properties or {}
+            lacking = {k: v for k, v in GPU_IMAGE_PROPERTIES.items() if str(image.get(k, "")).lower() != v}
+            if lacking:
+                wanted = " ".join(f"--property {k}={v}" for k, v in lacking.items())
+                findings.append(
+                    {
+                        "kind": "gpu_image_properties",
+                        "flavor": name,
+                        "message": f"{name} has accelerators but its image lacks "
+                        + ", ".join(f"{k}={v}" for k, v in lacking.items()),
+                        "fix": f"openstack image set {wanted} IMAGE (GPUs with large BARs need q35 and UEFI)",
+                    }
+                )
+        if report["outcome"] == "scheduler_error":
+            findings.append(
+                {
+                    "kind": "scheduler_crash",
+                    "flavor": name,
+                    "message": f"{name}: {report['message']}",
+                    "fix": "correct the trait name (see did you mean); a dedicated flavor whose query Placement "
+                    "rejects makes Nova's scheduler fail with a TypeError instead of NoValidHost",
+                }
+            )
+    return {"flavors": reports, "findings": findings, "ok": all(r["ok"] for r in reports)}
+
+
+def _instances(report: dict) -> str:
+    counts = {h: n for h, n in report["max_instances"].items() if h in report["after_filters"]["hosts"]}
+    return str(sum(counts.values()))
+
+
+def _why(report: dict) -> str:
+    reason = report.get("reason")
+    removed = report["after_filters"]["removed"]
+    if reason:
+        words = f"{reason['code']}: {reason['detail']}"
+        if reason.get("did_you_mean") and "did you mean" not in words.lower():
+            words += f" (did you mean {' or '.join(reason['did_you_mean'])}?)"
+        return words
+    if removed:
+        host, why = sorted(removed.items())[0]
+        more = f" (+{len(removed) - 1} more)" if len(removed) > 1 else ""
+        return f"{host}: {why}{more}"
+    return ""
+
+
+def flavor_table(result: Mapping, width: int = 160) -> list[str]:
+    """The validation as table lines, then one line per finding."""
+    rows = [("", "flavor", "fits on", "instances", "why not / did you mean")]
+    for report in result.get("flavors") or []:
+        kept = report["after_filters"]["hosts"]
+        expected = " (expected)" if report.get("expect") == "unplaceable" else ""
+        rows.append(
+            (
+                "ok" if report.get("ok") else "FAIL",
+                str(report["name"]),
+                f"{len(kept)} host(s){expected}",
+                _instances(report),
+                _why(report)[:width],
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [" | ".join(cell.ljust(widths[i]) if i < 4 else cell for i, cell in enumerate(row)) for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths) + "-+-" + "-" * 22)
+    for finding in result.get("findings") or []:
+        lines.append(f"finding {finding['kind']}: {finding['message']}; fix: {finding['fix']}")
+    return lines
+
+
+def compute_flavor_keys(flavor: Mapping) -> dict:
+    """A flavor as openstacksdk / compute_flavor_info returns it, reduced to compute_flavor's keys."""
+    if not isinstance(flavor, Mapping):
+        raise FitOptionError(f"a cloud flavor must be a dict, got {type(flavor).__name__}")
+    swap = flavor.get("swap")
+    return {
+        "name": flavor.get("name"),
+        "vcpus": flavor.get("vcpus"),
+        "ram": flavor.get("ram"),
+        "disk": flavor.get("disk"),
+        "ephemeral": flavor.get("ephemeral") or flavor.get("OS-FLV-EXT-DATA:ephemeral") or 0,
+        "swap": 0 if swap in (None, "") else swap,
+        "extra_specs": dict(flavor.get("extra_specs") or {}),
+    }

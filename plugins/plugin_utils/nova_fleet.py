@@ -1,0 +1,197 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet snapshot nova-compute will report, built from every host's discovery facts.
+
+``nova_fleet(hosts, policy, **options)`` takes ``{hostname: facts}`` (the ``accel_*`` facts of the
+discover stage) and returns a snapshot in the format ``placement_info`` returns (and ``flavor_fit``
+takes), so a flavor catalog can be proven before any host exists in Placement.
+
+Per host, the provider tree is the placement stage's prediction (``_nova/providers.py``: the compute
+node, PCI providers with ``report_in_placement``, vGPU children), with the compute node's CPU inventory
+as Nova 34's libvirt driver reports it:
+
+- ``PCPU``: the CPUs of ``[compute] cpu_dedicated_set`` (allocation ratio 1.0, nothing reserved);
+- ``VCPU``: the CPUs of ``cpu_shared_set`` when set; none when only ``cpu_dedicated_set`` is set; else
+  every CPU (``cpu_allocation_ratio``, ``reserved_host_cpus`` reserved);
+- ``MEMORY_MB`` and ``DISK_GB`` as the prediction gives them (``ram_allocation_ratio``,
+  ``reserved_host_memory_mb``, ``disk_gb``, ``disk_allocation_ratio``, ``reserved_host_disk_gb``).
+
+The root record also carries the facts Nova's filters use (see ``nova_filters.py``): ``numa_cells``
+(dedicated and shared CPUs and memory per NUMA node), ``pci_pools`` (the devices the policy exposes,
+by vendor, product, device type and NUMA node) and ``disabled``. Uuids are derived from the provider
+names, so the same facts always give the same snapshot.
+
+Per-host values (a dedicated set that differs between hosts) are given in ``host_options``:
+``{hostname: {option: value}}``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
+    DEFAULTS,
+    PredictionError,
+    inventory,
+    predict_providers,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+
+_NAMESPACE = uuid.UUID("6f1c3a52-7a0e-4b0f-9d35-3c1f0e4b6a11")
+CPU_OPTIONS = ("cpu_dedicated_set", "cpu_shared_set")
+HOST_OPTIONS = (*DEFAULTS, *CPU_OPTIONS, "report_in_placement", "disabled")
+
+
+class FleetPredictionError(AccelError):
+    """Facts, policy or options that do not give a fleet; the message names the host and the fix."""
+
+
+def parse_cpu_spec(spec: str, where: str) -> set[int]:
+    """Nova's CPU set syntax: ``"0-3,^2,8"`` (ranges, single CPUs, ``^`` excludes)."""
+    chosen: set[int] = set()
+    excluded: set[int] = set()
+    for part in str(spec).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if part.startswith("^"):
+                excluded.add(int(part[1:]))
+            elif "-" in part:
+                low, high = (int(x) for x in part.split("-", 1))
+                if low > high:
+                    raise ValueError(part)
+                chosen.update(range(low, high + 1))
+            else:
+                chosen.add(int(part))
+        except ValueError:
+            raise FleetPredictionError(
+                f"{where}: {spec!r} is not a CPU set; write ranges and CPUs like '4-31,^8,40'"
+            ) from None
+    found = chosen - excluded
+    if not found:
+        raise FleetPredictionError(f"{where}: {spec!r} leaves no CPU; Nova refuses an empty set")
+    return found
+
+
+def _device_type(device: Mapping) -> str:
+    if device.get("physfn"):
+        return "type-VF"
+    if device.get("sriov_totalvfs"):
+        return "type-PF"
+    return "type-PCI"
+
+
+def _pci_pools(hostname: str, facts: Mapping, policy) -> list[dict]:
+    selection = select(hostname, dict(facts), policy, False)
+    counts: dict[tuple, int] = {}
+    for item in selection.passthrough:
+        for device in item.devices:
+            key = (device["vendor_id"], device["product_id"], _device_type(device), device.get("numa_node"))
+            counts[key] = counts.get(key, 0) + 1
+    return [
+        {"vendor_id": v, "product_id": p, "device_type": t, "numa_node": n, "count": c}
+        for (v, p, t, n), c in sorted(counts.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
+    ]
+
+
+def host_tree(hostname: str, facts: Mapping, policy, settings: Mapping) -> list[dict]:
+    """The snapshot records of one host's tree, root first."""
+    where = f"host {hostname}"
+    nodes = facts.get("accel_numa_nodes")
+    if not isinstance(nodes, list) or not nodes:
+        raise FleetPredictionError(
+            f"{where}: accel_numa_nodes is missing or empty; run the discover stage (accel.openstack.pci_facts)"
+        )
+    every = {int(cpu) for node in nodes for cpu in node.get("cpus") or []}
+    dedicated = (
+        parse_cpu_spec(settings["cpu_dedicated_set"], f"{where}: cpu_dedicated_set")
+        if settings.get("cpu_dedicated_set")
+        else set()
+    )
+    shared_spec = settings.get("cpu_shared_set")
+    shared = parse_cpu_spec(shared_spec, f"{where}: cpu_shared_set") if shared_spec else None
+    for name, cpus in (("cpu_dedicated_set", dedicated), ("cpu_shared_set", shared or set())):
+        offline = sorted(cpus - every)
+        if offline:
+            raise FleetPredictionError(
+                f"{where}: {name} names CPU(s) {offline} the host does not have (it has {min(every)}-{max(every)})"
+            )
+    if shared is not None and shared & dedicated:
+        raise FleetPredictionError(
+            f"{where}: cpu_shared_set and cpu_dedicated_set overlap on {sorted(shared & dedicated)}; Nova refuses that"
+        )
+    vcpus = shared if shared is not None else (set() if dedicated else every)
+    options = {k: settings[k] for k in DEFAULTS if settings.get(k) is not None}
+    try:
+        providers = predict_providers(
+            dict(facts), policy, hostname, bool(settings.get("report_in_placement")), **options
+        )
+    except PredictionError as exc:
+        raise FleetPredictionError(f"{where}: {exc}") from exc
+    root = providers[0]
+    inventories = {rc: inv for rc, inv in root["inventories"].items() if rc != "VCPU"}
+    if vcpus:
+        inventories["VCPU"] = inventory(
+            len(vcpus), settings.get("reserved_host_cpus") or 0, settings.get("cpu_allocation_ratio") or 4.0
+        )
+    if dedicated:
+        inventories["PCPU"] = inventory(len(dedicated))
+    root["inventories"] = dict(sorted(inventories.items()))
+    ids = {p["name"]: str(uuid.uuid5(_NAMESPACE, p["name"])) for p in providers}
+    records = []
+    for provider in providers:
+        parent = provider.get("parent_name")
+        record = {
+            "uuid": ids[provider["name"]],
+            "name": provider["name"],
+            "parent_provider_uuid": ids[parent] if parent else None,
+            "root_provider_uuid": ids[hostname],
+            "inventories": provider["inventories"],
+            "usages": {},
+            "traits": list(provider["traits"]),
+            "aggregates": list(provider.get("aggregates") or []),
+        }
+        records.append(record)
+    records[0]["numa_cells"] = [
+        {
+            "id": node.get("id"),
+            "pcpus": len(dedicated & set(node.get("cpus") or [])),
+            "vcpus": len(vcpus & set(node.get("cpus") or [])),
+            "memory_mb": int(node.get("memory_mb") or 0),
+        }
+        for node in nodes
+    ]
+    records[0]["pci_pools"] = _pci_pools(hostname, facts, policy)
+    records[0]["disabled"] = bool(settings.get("disabled"))
+    if records[0]["disabled"]:
+        records[0]["traits"] = sorted({*records[0]["traits"], "COMPUTE_STATUS_DISABLED"})
+    return records
+
+
+def nova_fleet(hosts: Mapping, policy, host_options: Mapping | None = None, **options) -> dict:
+    """``{hostname: facts}`` -> fleet snapshot (hosts in name order)."""
+    if not isinstance(hosts, Mapping):
+        raise FleetPredictionError("hosts must map each hypervisor hostname to its accel_* discovery facts")
+    unknown = sorted(set(options) - set(HOST_OPTIONS))
+    if unknown:
+        raise FleetPredictionError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(HOST_OPTIONS)}")
+    try:
+        entries = parse_policy(policy or [])
+    except PolicyError as exc:
+        raise FleetPredictionError(f"policy: {exc}") from exc
+    host_options = host_options or {}
+    records: list[dict] = []
+    for hostname in sorted(hosts):
+        facts = hosts[hostname]
+        if not isinstance(facts, Mapping):
+            raise FleetPredictionError(f"host {hostname}: facts must be a mapping of accel_* facts")
+        own = host_options.get(hostname) or {}
+        bad = sorted(set(own) - set(HOST_OPTIONS))
+        if bad:
+            raise FleetPredictionError(f"host_options.{hostname}: unknown option(s) {', '.join(bad)}")
+        records += host_tree(str(hostname), facts, entries, {**options, **own})
+    return {"resource_providers": records}
