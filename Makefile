@@ -28,7 +28,7 @@ PYTEST_ARGS ?=
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest integration molecule build docs-check clean \
-        benchmark differential-full differential-flavors
+        benchmark differential-full differential-flavors names
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -67,6 +67,11 @@ $(KOLLA_VENV)/.stamp: requirements/kolla.txt
 	$(KOLLA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/kolla.txt
 	touch $@
 kolla-venv: $(KOLLA_VENV)/.stamp
+
+# The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
+# pinned in requirements/nova.txt (run after changing those pins).
+names: nova-venv
+	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:

@@ -77,22 +77,12 @@ _raw:
       type: dict
 """
 
-from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
-from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils import fleet_lookup
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        self.set_options(var_options=variables, direct=kwargs)
-        try:
-            fleet = Fleet.from_snapshot(self.get_option("fleet"))
-        except FleetError as exc:
-            raise AnsibleLookupError(f"fleet: {exc}") from exc
-        try:
-            return [allocation_candidates(fleet, Request.parse(term)) for term in terms]
-        except RequestError as exc:
-            raise AnsibleLookupError(str(exc)) from exc
+        return fleet_lookup.run(self, terms, variables, kwargs, allocation_candidates)

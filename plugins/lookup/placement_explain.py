@@ -60,22 +60,15 @@ _raw:
       elements: dict
 """
 
-from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
+from ansible_collections.accel.openstack.plugins.plugin_utils import fleet_lookup
 from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
-from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
-from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        self.set_options(var_options=variables, direct=kwargs)
-        try:
-            fleet = Fleet.from_snapshot(self.get_option("fleet"))
-        except FleetError as exc:
-            raise AnsibleLookupError(f"fleet: {exc}") from exc
-        try:
-            return [explain(fleet, Request.parse(term), self.get_option("roots")) for term in terms]
-        except (RequestError, ValueError) as exc:
-            raise AnsibleLookupError(str(exc)) from exc
+        def answer(fleet, request):
+            return explain(fleet, request, self.get_option("roots"))  # options are set before the first answer
+
+        return fleet_lookup.run(self, terms, variables, kwargs, answer)

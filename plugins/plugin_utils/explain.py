@@ -11,16 +11,16 @@ explained.
 
 from __future__ import annotations
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
     Request,
     RequestError,
     RequestGroup,
 )
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
-    NoCandidates,
-    _combine,
-    closest,
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import (
+    combine,
     group_candidates,
     solve,
 )
@@ -37,7 +37,7 @@ def _unknown_names(fleet: Fleet, request: Request) -> list[dict]:
         present = name in fleet.by_class if kind == "resource_class" else name in used_traits
         if not present:
             pool = fleet.by_class if kind == "resource_class" else used_traits
-            found.append({"kind": kind, "name": name, "did_you_mean": closest(name, pool)})
+            found.append({"kind": kind, "name": name, "did_you_mean": suggest(name, pool)})
     return found
 
 
@@ -98,14 +98,14 @@ def _root_reason(fleet: Fleet, request: Request, root: str) -> str:
         found = group_candidates(fleet, request, {root})
     except NoCandidates as exc:
         return f"{exc.where}: {exc.why} (in this tree)"
-    if next(_combine(fleet, request, found), None) is not None:
+    if next(combine(fleet, request, found), None) is not None:
         return "a candidate exists here"
     for relaxed, words in (
         ("capacity", "together they exceed a provider's capacity or max_unit"),
         ("isolate", "group_policy=isolate needs a different provider for each suffixed group"),
         ("same_subtree", "no combination keeps the same_subtree groups under one of their providers"),
     ):
-        if next(_combine(fleet, request, found, relax=(relaxed,)), None) is not None:
+        if next(combine(fleet, request, found, relax=(relaxed,)), None) is not None:
             return f"every group fits alone, but {words}"
     return "every group fits alone, but capacity, group_policy and same_subtree together rule out every combination"
 

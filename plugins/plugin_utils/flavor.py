@@ -27,11 +27,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._placement.names import suggest
-from ansible_collections.accel.openstack.plugins.plugin_utils.request_names import (
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom, is_custom_name, normalize
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 
 MAX_PLACEMENT_RESULTS = 1000
 # ResourceRequest.XS_KEYPAT: 'resources' or 'trait', an optional group suffix, ':', the name.
@@ -58,7 +59,6 @@ _ALIAS_KEYS = {
     "traits",
     "live_migratable",
 }
-_HEX4 = re.compile(r"^[0-9a-fA-F]{4}$")
 
 
 class FlavorError(AccelError):
@@ -147,7 +147,7 @@ class _Build:
 def _set_resource(group: Group, rc: str, amount: Any, ignored: list[str], where: str) -> None:
     # RequestGroup.add_resource: a class that is neither standard nor CUSTOM_ and an amount that is
     # not a non-negative integer are dropped (with a warning in Nova's log); a repeat replaces.
-    if not (rc.startswith("CUSTOM_") or rc in STANDARD_RESOURCE_CLASSES):
+    if not (is_custom(rc) or rc in STANDARD_RESOURCE_CLASSES):
         ignored.append(f"{where or rc}: {rc!r} is not a standard or CUSTOM_ resource class; Nova drops it")
         return
     try:
@@ -201,7 +201,7 @@ class NovaRequest:
         }
 
 
-class _Refused(Exception):
+class _Refused(AccelError):
     """Nova refuses the flavor: ``nova`` is Nova's message, ``detail`` ours (flavor, key, fix)."""
 
     def __init__(self, key: str, nova: str, detail: str, did_you_mean: list[str] | None = None):
@@ -367,15 +367,10 @@ def _check_aliases_for_placement(aliases: dict, pci_in_placement: bool) -> str |
     return None
 
 
-def _custom(name: str) -> str:
-    # os_resource_classes / os_traits normalize_name: runs of other characters become one '_'
-    return "CUSTOM_" + re.sub(r"[^0-9A-Za-z]+", "_", name).upper()
-
-
 def _normalise_rc(name: str) -> str:
     # pci_placement_translator: upper-cased; kept when standard or already CUSTOM_, else normalised
     upper = name.upper()
-    return upper if upper in STANDARD_RESOURCE_CLASSES or upper.startswith("CUSTOM_") else _custom(upper)
+    return upper if upper in STANDARD_RESOURCE_CLASSES or is_custom(upper) else normalize(upper, keep_custom_word=True)
 
 
 def _normalise_traits(text: str) -> set[str]:
@@ -389,7 +384,7 @@ def _normalise_traits(text: str) -> set[str]:
             out.add(name)
             continue
         upper = name.upper()
-        out.add(upper if upper.startswith("CUSTOM_") else _custom(upper))
+        out.add(upper if is_custom(upper) else normalize(upper, keep_custom_word=True))
     return out
 
 
@@ -469,7 +464,7 @@ def _validate_spec(name: str, key: str, value: str) -> None:
     if not match:
         return
     prefix, _suffix, item = match.groups()
-    custom = re.fullmatch(r"CUSTOM_[A-Z0-9_]+", item)
+    custom = is_custom_name(item, check_length=False)
     if prefix == "resources" and (item in STANDARD_RESOURCE_CLASSES or custom):
         _validate_int(name, where, value, None, f"give a whole number of {item}")
         return

@@ -34,6 +34,7 @@ import math
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
 from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
@@ -44,11 +45,8 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     Provider,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
-    allocation_candidates,
-    check_resource_classes,
-    check_traits,
-)
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_resource_classes, check_traits
 
 REASON_CODES = (
     "unknown_trait",
@@ -413,13 +411,13 @@ class FlavorFit:
         fleet = self.fleet
         if "No such trait" in message:
             name = message.split("No such trait(s):", 1)[-1].strip().split(".")[0].split(",")[0].strip()
-            return {"code": "unknown_trait", "detail": message, "did_you_mean": _closest(name, fleet.by_trait)}
+            return {"code": "unknown_trait", "detail": message, "did_you_mean": suggest(name, fleet.by_trait)}
         if "No such resource class" in message:
             name = message.split("No such resource class", 1)[-1].strip().split(".")[0].strip()
             return {
                 "code": "unknown_resource_class",
                 "detail": message,
-                "did_you_mean": _closest(name, fleet.by_class),
+                "did_you_mean": suggest(name, fleet.by_class),
             }
         if "group_policy" in message:
             return {"code": "group_policy_missing", "detail": message, "did_you_mean": ["group_policy=none"]}
@@ -451,7 +449,7 @@ class FlavorFit:
             return {
                 "code": "no_inventory",
                 "detail": f"{group.label} asks {rc}, which no provider in the fleet has",
-                "did_you_mean": _closest(rc, fleet.by_class),
+                "did_you_mean": suggest(rc, fleet.by_class),
             }
         for group in request.groups.values():
             for any_of in group.required:
@@ -460,14 +458,14 @@ class FlavorFit:
                     return {
                         "code": "missing_trait",
                         "detail": f"{group.label} requires trait {names}, which no provider has",
-                        "did_you_mean": _closest(sorted(any_of)[0], fleet.by_trait),
+                        "did_you_mean": suggest(sorted(any_of)[0], fleet.by_trait),
                     }
         missing_root = sorted(t for t in request.root_required if t not in fleet.by_trait)
         if missing_root:
             return {
                 "code": "missing_trait",
                 "detail": f"root_required needs {', '.join(missing_root)}, which no root provider has",
-                "did_you_mean": _closest(missing_root[0], fleet.by_trait),
+                "did_you_mean": suggest(missing_root[0], fleet.by_trait),
             }
         disabled = nova_filters.DISABLED_TRAIT
         if disabled in request.root_forbidden:
@@ -616,12 +614,6 @@ def _one_device(request: Request) -> Request:
     return dataclasses.replace(
         request, groups=groups, same_subtrees=[s for s in request.same_subtrees if s <= set(groups)]
     )
-
-
-def _closest(name: str, known) -> list[str]:
-    import difflib
-
-    return difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
 
 
 def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:

@@ -18,20 +18,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.plugin_utils.request_names import (
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import (
+    INVENTORY_DEFAULTS,
+    INVENTORY_FIELDS,
+    MAX_INT,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
-MAX_INT = 0x7FFFFFFF
-_INVENTORY_DEFAULTS = {
-    "reserved": 0,
-    "min_unit": 1,
-    "max_unit": MAX_INT,
-    "step_size": 1,
-    "allocation_ratio": 1.0,
-}
+# A snapshot's inventory that leaves max_unit out means what Placement means: no limit of its own.
+_INVENTORY_DEFAULTS = {**INVENTORY_DEFAULTS, "max_unit": MAX_INT}
 
 
 class FleetError(AccelError, ValueError):
@@ -41,16 +40,7 @@ class FleetError(AccelError, ValueError):
 class Inventory:
     """One resource class on one provider, with its usage."""
 
-    __slots__ = (
-        "total",
-        "reserved",
-        "min_unit",
-        "max_unit",
-        "step_size",
-        "allocation_ratio",
-        "used",
-        "limit",
-    )
+    __slots__ = (*INVENTORY_FIELDS, "used", "limit")
 
     def __init__(self, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used):
         self.total = total
@@ -72,11 +62,16 @@ class Inventory:
         return max(self.capacity - self.used, 0)
 
     def fits(self, amount: int) -> bool:
+        """Whether one request of ``amount`` may be allocated: free within the limit, the units and the step."""
         return (
             self.used + amount <= self.limit
             and self.min_unit <= amount <= self.max_unit
             and amount % self.step_size == 0
         )
+
+    def holds(self, total: int) -> bool:
+        """Whether the groups of one candidate, taking ``total`` together, still fit within the limit and max_unit."""
+        return self.used + total <= self.capacity and total <= self.max_unit
 
 
 @dataclass(eq=False)

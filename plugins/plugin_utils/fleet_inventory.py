@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdline import KernelArg, parse_cmdline
-from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import (
     PolicyEntry,
     PolicyError,
@@ -158,15 +158,15 @@ def _model_key(device: Mapping, settings: Settings) -> str:
 def accelerators(facts: Mapping, policy: list[PolicyEntry], settings: Settings) -> list[Device]:
     """The host's accelerators with their mode, in address order."""
     records = [d for d in facts.get("accel_pci_devices") or [] if isinstance(d, Mapping) and d.get("address")]
-    by_address = {naming.normalize_address(d["address"]): d for d in records}
+    by_address = {normalize_address(d["address"]): d for d in records}
     vfs: dict[str, list[Mapping]] = {}
     for record in records:
         if record.get("physfn"):
-            vfs.setdefault(naming.normalize_address(record["physfn"]), []).append(record)
+            vfs.setdefault(normalize_address(record["physfn"]), []).append(record)
     devices = []
-    for record in sorted(records, key=lambda d: naming.normalize_address(d["address"])):
-        address = naming.normalize_address(record["address"])
-        parent = by_address.get(naming.normalize_address(record["physfn"])) if record.get("physfn") else None
+    for record in sorted(records, key=lambda d: normalize_address(d["address"])):
+        address = normalize_address(record["address"])
+        parent = by_address.get(normalize_address(record["physfn"])) if record.get("physfn") else None
         entry = _policy_entry(policy, record, parent)
         if entry is None and record.get("is_boot_vga"):
             continue

@@ -14,10 +14,12 @@ resource classes are checked later, against the fleet, by the solver.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 
 MICROVERSION = "1.39"
 _PREFIXES = ("resources", "required", "member_of", "in_tree")
@@ -30,7 +32,7 @@ _GROUP_POLICIES = ["none", "isolate"]
 _RESOURCES_FORM = "Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024."
 
 
-class RequestError(ValueError):
+class RequestError(AccelError, ValueError):
     """A query Placement rejects with 400 Bad Request."""
 
     def __init__(self, placement_message: str, hint: str = ""):
@@ -94,16 +96,6 @@ def query_items(query: str | Mapping) -> list[tuple[str, str]]:
                 )
             items.append((str(name), str(one)))
     return items
-
-
-def is_uuid_like(value: str) -> bool:
-    """True for what Placement accepts as a UUID (hyphens, case, braces and urn: prefix optional)."""
-    try:
-        canonical = str(uuid.UUID(value)).replace("-", "")
-    except (TypeError, ValueError, AttributeError):
-        return False
-    plain = value.replace("urn:", "").replace("uuid:", "").strip("{}").replace("-", "").lower()
-    return canonical == plain
 
 
 def parse(query: str | Mapping) -> Request:

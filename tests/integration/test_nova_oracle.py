@@ -15,6 +15,8 @@ import yaml
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import STANDARD_TRAITS
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import HostInput, Options, render_fleet
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import parse_policy, policy_errors
@@ -143,10 +145,10 @@ def test_nova_accepts_every_rendered_file(answers, tag, host):
 def test_nova_claims_exactly_the_devices_the_policy_selects(answers, tag, host):
     rendering, results = answers[tag]
     selection = rendering.selections[host]
-    meant = {naming.normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
+    meant = {normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
     assert set(results[host]["compute"]["matched"]) == meant
     vgpu_meant = {
-        naming.normalize_address(d["address"]): item.entry.mdev_type for item in selection.vgpu for d in item.parents
+        normalize_address(d["address"]): item.entry.mdev_type for item in selection.vgpu for d in item.parents
     }
     assert results[host]["compute"]["pgpu_types"] == vgpu_meant
 
@@ -336,7 +338,7 @@ def test_nova_accepts_the_tags_and_claims_what_we_select(tag_answers, tag):
     for service in ("compute", "scheduler", "api"):
         assert answer[service]["ok"], f"{service}: {answer[service].get('error')}"
     selection = renderings[tag].selections["sriov-nic"]
-    meant = {naming.normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
+    meant = {normalize_address(d["address"]) for item in selection.passthrough for d in item.devices}
     assert set(answer["compute"]["matched"]) == meant
     # Each claimed device carries the tags its entry asked for, as Nova reads them back.
     for item in selection.passthrough:
@@ -601,8 +603,8 @@ def test_standard_traits_are_kept_and_custom_names_too_as_nova_derives_them():
     (answer,) = nova_oracle.ask([{"id": "names", "names": names, "standard_traits": True}])
     assert answer["names"]["mixed"]["traits"] == ["COMPUTE_ACCELERATORS", "CUSTOM_T4", "HW_GPU_API_VULKAN"]
     standard = answer["standard_traits"]
-    # Every standard name lies in a namespace the policy accepts, and the names Nova sets itself are standard.
-    assert all(t.startswith(naming.STANDARD_TRAIT_NAMESPACES) for t in standard)
+    # The policy knows exactly the standard names Nova's os-traits knows, and Nova's own traits are among them.
+    assert set(standard) == STANDARD_TRAITS
     assert set(naming.NOVA_SET_TRAITS) <= set(standard)
     # A name outside those namespaces is one os-traits does not know: Nova makes it custom, the policy refuses.
     assert not any(t.startswith("NVLINK") for t in standard)

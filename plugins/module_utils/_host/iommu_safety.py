@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_normal_address
+
 try:
     import netaddr
 except ImportError:  # reported by the module with the package to install
     netaddr = None
 
-ADDRESS_IN_PATH = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 VFIO_DRIVERS = ("vfio-pci",)
 # Drivers that a passthrough candidate normally sits on before it is handed over: display, its audio
 # and USB-C functions, and the stub drivers. Devices on any other driver are taken to be in use.
@@ -83,7 +84,7 @@ def _pci_address_of(host, sys_path: str) -> str | None:
     """The PCI function nearest to ``sys_path`` (a /sys path), resolved inside the root."""
     resolved = host.resolve(sys_path)
     for part in reversed(resolved.split("/")):
-        if ADDRESS_IN_PATH.match(part):
+        if is_normal_address(part):
             return part
     return None
 

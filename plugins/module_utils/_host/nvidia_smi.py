@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, normalize_address
 
 RECORDED_DIR = "/var/lib/accel-openstack/nvidia-smi"
 _LGI_ROW = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
@@ -27,11 +28,8 @@ Runner = Callable[[list], tuple]
 
 def bus_id_to_address(bus_id: str) -> str | None:
     """``00000000:3B:00.0`` (nvidia-smi's 8-digit domain) -> ``0000:3b:00.0``."""
-    match = re.match(r"^([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$", bus_id.strip())
-    if not match:
-        return None
-    domain = int(match.group(1), 16)
-    return f"{domain:04x}:{match.group(2).lower()}:{match.group(3).lower()}.{match.group(4)}"
+    text = bus_id.strip()
+    return normalize_address(text, require_domain=True) if is_address(text, require_domain=True) else None
 
 
 def parse_query_xml(text: str) -> dict[str, dict]:

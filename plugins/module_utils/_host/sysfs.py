@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_normal_address
 
-ADDRESS_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})$")
 CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})$")
 BRIDGE_CLASS_PREFIXES = ("0600", "0604", "0609")
@@ -168,12 +168,12 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
         except ValueError:
             host.warn(f"{path}/iommu_group: link target {group!r} is not a group number")
     physfn = _link_name(host, f"{path}/physfn")
-    dev.physfn = physfn if physfn and ADDRESS_RE.match(physfn) else None
+    dev.physfn = physfn if physfn and is_normal_address(physfn) else None
     entries = host.listdir(path)
     virtfns = sorted((int(e[6:]), e) for e in entries if e.startswith("virtfn") and e[6:].isdigit())
     for _unused, entry in virtfns:
         vf = _link_name(host, f"{path}/{entry}")
-        if vf and ADDRESS_RE.match(vf):
+        if vf and is_normal_address(vf):
             dev.virtfns.append(vf)
     if "sriov_totalvfs" in entries:
         dev.sriov_totalvfs = _int_attr(host, f"{path}/sriov_totalvfs")
@@ -274,7 +274,7 @@ def read_cpu_vendor(host: HostRoot) -> str:
 def read_host(host: HostRoot) -> HostHardware:
     devices: dict[str, PciDevice] = {}
     for address in host.listdir("/sys/bus/pci/devices", missing_ok=False):
-        if not ADDRESS_RE.match(address):
+        if not is_normal_address(address):
             host.warn(f"/sys/bus/pci/devices/{address}: not a PCI address, skipped")
             continue
         device = read_device(host, address)
@@ -284,7 +284,7 @@ def read_host(host: HostRoot) -> HostHardware:
     for name in host.listdir("/sys/kernel/iommu_groups"):
         if not name.isdigit():
             continue
-        members = [m for m in host.listdir(f"/sys/kernel/iommu_groups/{name}/devices") if ADDRESS_RE.match(m)]
+        members = [m for m in host.listdir(f"/sys/kernel/iommu_groups/{name}/devices") if is_normal_address(m)]
         if members:
             groups[int(name)] = sorted(members)
     # A device whose iommu_group link exists but whose group directory was not listed still counts.

@@ -24,6 +24,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.commands imp
     run_once,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange, apply_all, diffs
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, is_pci_id, normalize_address
 
 MODPROBE_FILE = "/etc/modprobe.d/accel-openstack-vfio.conf"
 MODULES_LOAD_FILE = "/etc/modules-load.d/accel-openstack-vfio.conf"
@@ -33,8 +34,6 @@ BLOCK_BEGIN = "# BEGIN accel.openstack vfio-pci (managed by accel.openstack.vfio
 BLOCK_END = "# END accel.openstack vfio-pci"
 VFIO_MODULES = ("vfio", "vfio_iommu_type1", "vfio_pci")
 HEADER = "# PCI devices handed to vfio-pci for passthrough; managed by accel.openstack.vfio_pci.\n"
-ADDRESS_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
-ID_RE = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$")
 MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 # A driver's name in sysfs is not always its module's name.
 DRIVER_MODULES = {"xhci_hcd": "xhci_pci", "nvidia-gpu": "i2c_nvidia_gpu", "ucsi_ccg": "ucsi_ccg"}
@@ -57,9 +56,9 @@ class VfioPlan:
     warnings: list[str] = field(default_factory=list)
 
 
-def normalize_address(text: str) -> str:
-    text = text.strip().lower()
-    return text if text.count(":") == 2 else "0000:" + text
+def _is_vendor_product(text: str) -> bool:
+    vendor, sep, product = text.partition(":")
+    return bool(sep) and is_pci_id(vendor) and is_pci_id(product)
 
 
 def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], list[str]]:
@@ -67,8 +66,8 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
     chosen: list[str] = []
     warnings: list[str] = []
     for item in devices or []:
-        text = str(item).strip()
-        if ID_RE.match(text):
+        text = str(item)
+        if _is_vendor_product(text):
             vendor, product = text.lower().split(":")
             matches = [
                 a for a, d in sorted(hardware.devices.items()) if (d.vendor_id, d.product_id) == (vendor, product)
@@ -79,7 +78,7 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
                     "or leave it out for this host"
                 )
             chosen += [a for a in matches if a not in chosen]
-        elif ADDRESS_RE.match(text):
+        elif is_address(text):
             address = normalize_address(text)
             if address not in hardware.devices:
                 raise VfioInputError(

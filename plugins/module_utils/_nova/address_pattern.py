@@ -26,13 +26,13 @@ import string
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, parse_address
 
 ANY = "*"
 REGEX_ANY = ".*"
 FIELDS = ("domain", "bus", "slot", "function")
 # Largest value and printed width of each field, as Nova checks and writes them.
 LIMITS = {"domain": (0xFFFF, 4), "bus": (0xFF, 2), "slot": (0x1F, 2), "function": (0x7, 1)}
-_EXACT = re.compile(r"^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 EXAMPLES = "'0000:41:00.0', a glob such as '0000:41:00.*', or regexes such as {bus: '4[1-3]', function: '0'}"
 
@@ -86,8 +86,11 @@ class AddressPattern:
 
 
 def _split(address: str) -> tuple[str, str, str, str] | None:
-    match = _EXACT.match(address.strip())
-    return tuple(part.lower() for part in match.groups()) if match else None
+    """The four fields of an address in their normal form, or None when it is no full address."""
+    if not is_address(address, require_domain=True):
+        return None
+    parsed = parse_address(address, require_domain=True)
+    return (f"{parsed.domain:04x}", f"{parsed.bus:02x}", f"{parsed.device:02x}", str(parsed.function))
 
 
 def _glob_field(name: str, value: str, text: str) -> str:
@@ -150,6 +153,10 @@ def parse(value: object) -> AddressPattern:
     text = value.strip()
     parts = _split(text)
     if parts is not None:
+        if int(parts[0], 16) > LIMITS["domain"][0]:
+            raise AddressPatternError(
+                f"{value!r} is in PCI domain {parts[0]}, above ffff, the largest Nova's device_spec accepts"
+            )
         return AddressPattern("exact", parts)
     if ANY not in text:
         raise AddressPatternError(

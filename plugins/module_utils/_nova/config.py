@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import custom_name_problem
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import HostSelection, select
@@ -109,7 +111,7 @@ def device_spec_values(selection: HostSelection) -> list[str]:
             values.extend(_pattern_specs(item, selection.physical_functions, tags))
         elif item.by_address:
             for device in item.devices:
-                spec = {"address": naming.normalize_address(device["address"])}
+                spec = {"address": normalize_address(device["address"])}
                 spec.update(vendor_id=entry.vendor_id, product_id=entry.product_id, **tags)
                 values.append(_json(spec))
         else:
@@ -146,7 +148,7 @@ def _pattern_specs(item, physical_functions: frozenset, tags: dict[str, str]) ->
         if pattern.is_exact:
             continue
         taken = {
-            naming.normalize_address(d["address"])
+            normalize_address(d["address"])
             for d in item.devices
             if pattern.matches(d["address"], d.get("physfn"), physical_functions)
         }
@@ -154,7 +156,7 @@ def _pattern_specs(item, physical_functions: frozenset, tags: dict[str, str]) ->
             covered |= taken
             values.append(_json({"address": pattern.device_spec_value(), **ids, **tags}))
     for device in item.devices:
-        address = naming.normalize_address(device["address"])
+        address = normalize_address(device["address"])
         if address not in covered:
             values.append(_json({"address": address, **ids, **tags}))
     return values
@@ -230,7 +232,7 @@ def compute_config(selection: HostSelection, aliases: list[str], options: Option
         for item in vgpu:
             section = {
                 "device_addresses": [
-                    ",".join(naming.normalize_address(d["address"]) for d in item.parents),
+                    ",".join(normalize_address(d["address"]) for d in item.parents),
                 ],
                 "mdev_class": [item.mdev_class],
             }
@@ -344,11 +346,11 @@ def _check_host_input(host: HostInput, errors: list[str]) -> None:
         if problem:
             errors.append(f"{host.name}: compute node trait {trait!r} {problem}")
     for resource_class, amount in host.compute_node_inventories.items():
-        if not naming.CUSTOM_NAME.match(str(resource_class)):
+        problem = custom_name_problem(resource_class)
+        if problem:
             errors.append(
-                f"{host.name}: compute node inventory {resource_class!r} is not a custom resource class; "
-                "Nova's provider config only adds CUSTOM_ classes, "
-                f"e.g. {naming.custom_name(str(resource_class))!r}"
+                f"{host.name}: compute node inventory {resource_class!r} is not a custom resource class "
+                f"(Nova's provider config only adds CUSTOM_ classes): it {problem}"
             )
         total = amount if isinstance(amount, int) else (amount or {}).get("total")
         if isinstance(total, bool) or not isinstance(total, int) or total < 1:

@@ -15,32 +15,20 @@ from __future__ import annotations
 
 import re
 
-# Standard resource classes a device may be counted as (os-resource-classes 1.1).
-STANDARD_RESOURCE_CLASSES = frozenset(
-    {
-        "VCPU",
-        "MEMORY_MB",
-        "DISK_GB",
-        "PCI_DEVICE",
-        "SRIOV_NET_VF",
-        "NUMA_SOCKET",
-        "NUMA_CORE",
-        "NUMA_THREAD",
-        "NUMA_MEMORY_MB",
-        "IPV4_ADDRESS",
-        "VGPU",
-        "VGPU_DISPLAY_HEAD",
-        "NET_BW_EGR_KILOBIT_PER_SEC",
-        "NET_BW_IGR_KILOBIT_PER_SEC",
-        "PCPU",
-        "MEM_ENCRYPTION_CONTEXT",
-        "FPGA",
-        "PGPU",
-        "NET_PACKET_RATE_KILOPACKET_PER_SEC",
-        "NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC",
-        "NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC",
-    }
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import (
+    custom_name_problem,
+    is_custom,
+    is_standard_form,
+    normalize,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
+    OS_TRAITS_VERSION,
+    STANDARD_RESOURCE_CLASSES,
+    STANDARD_TRAITS,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
+
 # Standard resource classes that make sense for a passed-through or mediated device.
 DEVICE_RESOURCE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
 
@@ -51,11 +39,6 @@ TRAIT_MANAGED_PCI = "COMPUTE_MANAGED_PCI_DEVICE"
 TRAIT_LIVE_MIGRATABLE = "HW_PCI_LIVE_MIGRATABLE"
 TRAIT_ONE_TIME_USE = "HW_PCI_ONE_TIME_USE"
 
-CUSTOM_NAME = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
-MAX_NAME_LENGTH = 255
-HEX4 = re.compile(r"^[0-9a-fA-F]{4}$")
-ADDRESS = re.compile(r"^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
-MDEV_CLASS = re.compile(r"^(VGPU|CUSTOM_[A-Z0-9_]+)$")
 
 # PCI device types as Nova names them.
 TYPE_PCI = "type-PCI"
@@ -65,12 +48,6 @@ DEVICE_TYPES = (TYPE_PCI, TYPE_PF, TYPE_VF)
 NUMA_POLICIES = ("legacy", "preferred", "required", "socket")
 
 
-def custom_name(text: str) -> str:
-    """``text`` turned into a valid custom name: upper-cased, every other character ``_``, ``CUSTOM_``."""
-    body = re.sub(r"[^A-Z0-9_]", "_", text.upper())
-    return body if body.startswith("CUSTOM_") else f"CUSTOM_{body}"
-
-
 def default_pci_resource_class(vendor_id: str, product_id: str) -> str:
     """The resource class Nova counts a PCI device as when its device_spec sets none."""
     return f"CUSTOM_PCI_{vendor_id}_{product_id}".upper()
@@ -78,42 +55,29 @@ def default_pci_resource_class(vendor_id: str, product_id: str) -> str:
 
 def resource_class_problem(name: object) -> str | None:
     """Why Placement (or Nova's normaliser) would not keep ``name`` as given; None when it is fine."""
-    if not isinstance(name, str) or not name:
-        return "must be a non-empty string"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
-    if name in STANDARD_RESOURCE_CLASSES:
+    if isinstance(name, str) and name in STANDARD_RESOURCE_CLASSES:
         if name not in DEVICE_RESOURCE_CLASSES:
             return (
                 f"is a standard resource class for host resources, not devices; use one of "
-                f"{', '.join(sorted(DEVICE_RESOURCE_CLASSES))} or a CUSTOM_ name such as {custom_name(name)}"
+                f"{', '.join(sorted(DEVICE_RESOURCE_CLASSES))} or a CUSTOM_ name such as {normalize(name)}"
             )
         return None
-    if not CUSTOM_NAME.match(name):
-        return (
-            "is neither a standard resource class nor a custom one; Placement accepts custom names "
-            f"matching CUSTOM_[A-Z0-9_]+, e.g. {custom_name(name)!r}"
-        )
-    return None
+    problem = custom_name_problem(name)
+    return f"is neither a standard resource class nor a valid custom one: it {problem}" if problem else None
 
 
 def trait_problem(name: object) -> str | None:
     """Why ``name`` is not a custom trait that Nova passes to Placement unchanged; None when it is fine."""
-    if not isinstance(name, str) or not name:
-        return "must be a non-empty string"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
-    if not CUSTOM_NAME.match(name):
-        return (
-            "is not a custom trait; Placement accepts custom traits matching CUSTOM_[A-Z0-9_]+ "
-            f"(standard traits are set by Nova itself), e.g. {custom_name(name)!r}"
-        )
-    return None
+    problem = custom_name_problem(name)
+    return f"is not a valid custom trait (standard traits are set by Nova itself): it {problem}" if problem else None
 
 
-def normalize_address(address: str) -> str:
-    """A PCI address in the form Nova and sysfs use: ``0000:84:00.0`` (lowercase)."""
-    return address.strip().lower()
+def mdev_class_problem(name: object) -> str | None:
+    """Why ``name`` cannot be the resource class of a vGPU type (VGPU or a custom name); None when fine."""
+    if name == "VGPU":
+        return None
+    problem = custom_name_problem(name)
+    return f"is not VGPU or a valid custom resource class: it {problem}" if problem else None
 
 
 def pci_provider_name(hostname: str, address: str) -> str:
@@ -142,10 +106,7 @@ def nova_device_type(device: dict) -> str:
 
 # -- standard traits beside custom ones in [pci] device_spec ------------------------------------------
 # Nova's PCI placement translator keeps a name os-traits knows as it is and turns any other into a
-# custom one (upper-cased, CUSTOM_ prefixed). Every os-traits name lies in one of these namespaces; a
-# name outside them can only ever become CUSTOM_<name>, so it is refused with that suggestion.
-STANDARD_TRAIT_NAMESPACES = ("COMPUTE_", "HW_", "MISC_", "OWNER_", "STORAGE_")
-STANDARD_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# custom one (upper-cased, CUSTOM_ prefixed, normalised).
 # Traits Nova sets itself from other settings: listing them would claim what the device is not.
 NOVA_SET_TRAITS = {
     TRAIT_MANAGED_PCI: "Nova puts it on every PCI provider itself",
@@ -159,24 +120,22 @@ NOVA_SET_TRAITS = {
 def device_trait_problem(name: object) -> str | None:
     """Why ``name`` cannot be a trait of a passed-through device's provider; None when it is fine.
 
-    Custom traits and standard os-traits names are both kept by Nova as written. Standard names are
-    checked by form and namespace here: whether os-traits knows the name is for the Placement stage.
+    Custom traits and standard os-traits names are both kept by Nova as written; any other name Nova
+    turns into a custom one, which the policy asks to be written as such.
     """
     if isinstance(name, str) and name in NOVA_SET_TRAITS:
         return f"is set by Nova, not by the device policy: {NOVA_SET_TRAITS[name]}"
-    if isinstance(name, str) and not name.startswith("CUSTOM_") and STANDARD_NAME.match(name):
-        if len(name) > MAX_NAME_LENGTH:
-            return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
-        if name.startswith(STANDARD_TRAIT_NAMESPACES):
-            return None
-        return (
-            f"is neither a custom trait nor in a standard os-traits namespace "
-            f"({', '.join(n.rstrip('_') for n in STANDARD_TRAIT_NAMESPACES)}); Nova would report it as "
-            f"{custom_name(name)!r}: write that"
-        )
-    if isinstance(name, str) and name.startswith("CUSTOM_"):
+    if isinstance(name, str) and name in STANDARD_TRAITS:
+        return None
+    if is_custom(name):
         return trait_problem(name)
-    suggestion = f"e.g. {custom_name(name)!r}, " if isinstance(name, str) and name else ""
+    if is_standard_form(name):
+        return (
+            f"is neither a custom trait nor a standard trait of os-traits {OS_TRAITS_VERSION}"
+            f"{did_you_mean(name, STANDARD_TRAITS)}; Nova would report it as "
+            f"{normalize(name, keep_custom_word=True)!r}: write that"
+        )
+    suggestion = f"e.g. {normalize(name)!r}, " if isinstance(name, str) and name else ""
     return (
         "is neither a custom trait (CUSTOM_[A-Z0-9_]+) nor a standard os-traits name; write a custom trait, "
         f"{suggestion}or a standard one such as 'HW_GPU_API_VULKAN'"

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_pci_id, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.address_pattern import AddressPattern
 
@@ -98,7 +99,7 @@ class PolicyEntry:
     ) -> bool:
         """Whether the entry's addresses take the device, as Nova matches device_spec addresses."""
         if not self.address_patterns:
-            return not self.addresses or naming.normalize_address(address) in self.addresses
+            return not self.addresses or normalize_address(address) in self.addresses
         return any(p.matches(address, physfn, physical_functions) for p in self.address_patterns)
 
     @property
@@ -133,10 +134,10 @@ def _hex4(label: str, key: str, value: object, example: str, errors: list[str]) 
             f'e.g. "{value:04d}"'
         )
         return None
-    if not isinstance(value, str) or not naming.HEX4.match(value.strip()):
+    if not is_pci_id(value):
         errors.append(f'{label}: {key} {value!r} is not 4 hex digits; write it as lspci -nn shows it, e.g. "{example}"')
         return None
-    return value.strip().lower()
+    return value.lower()
 
 
 def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | None:
@@ -178,7 +179,7 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
                     continue
                 patterns.append(pattern)
                 if pattern.is_exact:
-                    addresses.append(naming.normalize_address(address))
+                    addresses.append(normalize_address(address))
             duplicates = sorted({a for a in addresses if addresses.count(a) > 1})
             if duplicates:
                 errors.append(f"{label}: addresses lists {', '.join(duplicates)} more than once; list each once")
@@ -222,11 +223,9 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
             "(see accel_pci_devices[].mdev_types[].type in the discovery facts)"
         )
     mdev_class = raw.get("mdev_class")
-    if mdev_class is not None and (not isinstance(mdev_class, str) or not naming.MDEV_CLASS.match(mdev_class)):
-        errors.append(
-            f"{label}: mdev_class {mdev_class!r} is not VGPU or a custom resource class; "
-            "use VGPU or a name matching CUSTOM_[A-Z0-9_]+, e.g. 'CUSTOM_VGPU_A16_4Q'"
-        )
+    problem = None if mdev_class is None else naming.mdev_class_problem(mdev_class)
+    if problem:
+        errors.append(f"{label}: mdev_class {mdev_class!r} {problem}; e.g. VGPU or 'CUSTOM_VGPU_A16_4Q'")
     max_instances = raw.get("max_instances")
     if max_instances is not None and (
         isinstance(max_instances, bool) or not isinstance(max_instances, int) or max_instances < 1

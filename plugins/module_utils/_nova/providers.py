@@ -22,6 +22,10 @@ the compute node carries ``COMPUTE_NODE`` and ``OWNER_NOVA`` plus what the provi
 from __future__ import annotations
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import (
+    INVENTORY_DEFAULTS,
+    INVENTORY_FIELDS,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import (
@@ -45,15 +49,16 @@ class PredictionError(AccelError):
     """The facts or the policy do not allow a prediction; the message names the fix."""
 
 
-def inventory(total: int, reserved: int = 0, allocation_ratio: float = 1.0, max_unit: int | None = None) -> dict:
-    return {
-        "total": int(total),
-        "reserved": int(reserved),
-        "min_unit": 1,
-        "max_unit": int(total if max_unit is None else max_unit),
-        "step_size": 1,
-        "allocation_ratio": float(allocation_ratio),
-    }
+def inventory(
+    total: int, reserved: int | None = None, allocation_ratio: float | None = None, max_unit: int | None = None
+) -> dict:
+    """A full inventory record as Nova reports it: Placement's defaults, max_unit the total unless given."""
+    values = {**INVENTORY_DEFAULTS, "total": int(total), "max_unit": int(total if max_unit is None else max_unit)}
+    if reserved is not None:
+        values["reserved"] = int(reserved)
+    if allocation_ratio is not None:
+        values["allocation_ratio"] = float(allocation_ratio)
+    return {field: values[field] for field in INVENTORY_FIELDS}
 
 
 def pci_traits(entry: PolicyEntry) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry
 
@@ -79,12 +80,12 @@ class HostSelection:
 
 def host_devices(facts: dict) -> list[dict]:
     devices = facts.get("accel_pci_devices") or []
-    return sorted(devices, key=lambda d: naming.normalize_address(d["address"]))
+    return sorted(devices, key=lambda d: normalize_address(d["address"]))
 
 
 def _parent(device: dict, by_address: dict[str, dict]) -> dict | None:
     physfn = device.get("physfn")
-    return by_address.get(naming.normalize_address(physfn)) if physfn else None
+    return by_address.get(normalize_address(physfn)) if physfn else None
 
 
 def _physical_functions(by_address: dict[str, dict]) -> frozenset:
@@ -94,7 +95,7 @@ def _physical_functions(by_address: dict[str, dict]) -> frozenset:
 
 def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict], pfs: frozenset) -> bool:
     """Whether ``entry`` takes ``device``: by IDs (and address when listed); vGPU also takes VFs of a PF."""
-    physfn = naming.normalize_address(device["physfn"]) if device.get("physfn") else None
+    physfn = normalize_address(device["physfn"]) if device.get("physfn") else None
     if entry.matches_ids(device.get("vendor_id"), device.get("product_id")) and entry.matches_address(
         device["address"], physfn, pfs
     ):
@@ -123,7 +124,7 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
     """Match the policy against one host's devices and run the checks that need the host."""
     selection = HostSelection(hostname=hostname)
     devices = host_devices(facts)
-    by_address = {naming.normalize_address(d["address"]): d for d in devices}
+    by_address = {normalize_address(d["address"]): d for d in devices}
     taken: dict[str, PolicyEntry] = {}
     pfs = _physical_functions(by_address)
     selection.physical_functions = pfs
@@ -145,7 +146,7 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
             continue
         selection.matched_entries.add(entry.index)
         for device in chosen:
-            address = naming.normalize_address(device["address"])
+            address = normalize_address(device["address"])
             other = taken.setdefault(address, entry)
             if other is entry:
                 continue
@@ -232,7 +233,7 @@ def _check_placement_reporting(selection: HostSelection, by_address: dict[str, d
         if not item.in_placement:
             continue  # Nova never reports them, so they cannot clash with what it does report
         for device in item.devices:
-            selected[naming.normalize_address(device["address"])] = item
+            selected[normalize_address(device["address"])] = item
     vf_groups: dict[str, list[tuple[dict, PassthroughSelection]]] = {}
     clashes: dict[tuple[str, str], list[str]] = {}
     for address, item in selected.items():
@@ -240,7 +241,7 @@ def _check_placement_reporting(selection: HostSelection, by_address: dict[str, d
         physfn = device.get("physfn")
         if not physfn:
             continue
-        pf_address = naming.normalize_address(physfn)
+        pf_address = normalize_address(physfn)
         if pf_address in selected:
             clashes.setdefault((pf_address, item.entry.label), []).append(address)
         vf_groups.setdefault(pf_address, []).append((device, item))

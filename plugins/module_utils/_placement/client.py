@@ -12,10 +12,11 @@ from __future__ import annotations
 import collections
 import fnmatch
 import urllib.parse
-import uuid as uuid_module
 from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_FIELDS
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 
 MICROVERSION = "1.39"
 
@@ -202,7 +203,7 @@ def _select(client: PlacementClient, names: list[str] | None, tree: str | None) 
     """The provider records the snapshot covers, and the filter that scopes per-trait lists."""
     scope: dict[str, str] = {}
     if tree:
-        root = client.providers(uuid=tree) if _looks_like_uuid(tree) else client.providers(name=tree)
+        root = client.providers(uuid=tree) if is_uuid_like(tree) else client.providers(name=tree)
         if not root:
             raise PlacementError(f"no resource provider named or with uuid {tree!r}; give an existing tree root")
         scope = {"in_tree": root[0]["uuid"]}
@@ -214,14 +215,6 @@ def _select(client: PlacementClient, names: list[str] | None, tree: str | None) 
     if names:
         records = [r for r in records if any(fnmatch.fnmatchcase(r["name"], n) for n in names)]
     return records, scope
-
-
-def _looks_like_uuid(value: str) -> bool:
-    try:
-        uuid_module.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def fleet_snapshot(
@@ -255,13 +248,10 @@ def fleet_snapshot(
                 "name": record["name"],
                 "parent_provider_uuid": record.get("parent_provider_uuid"),
                 "root_provider_uuid": record.get("root_provider_uuid"),
-                "inventories": {rc: {f: inv[f] for f in INVENTORY_KEYS} for rc, inv in inventories.items()},
+                "inventories": {rc: {f: inv[f] for f in INVENTORY_FIELDS} for rc, inv in inventories.items()},
                 "usages": {rc: used.get(rc, 0) for rc in inventories},
                 "traits": sorted(traits[uuid]),
                 "aggregates": client.aggregates(uuid)[1],
             }
         )
     return {"resource_providers": providers}
-
-
-INVENTORY_KEYS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")

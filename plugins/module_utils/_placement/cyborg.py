@@ -15,7 +15,9 @@ import re
 from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._placement.names import did_you_mean
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import capacity
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
 PROFILE_NAME_RE = re.compile(r"^[a-zA-Z0-9-_]+$")
 GROUP_KEY_RE = re.compile(r"^(resources:|trait:|accel:)")
@@ -54,12 +56,12 @@ def validate_profile(name: Any, groups: Any) -> tuple[list[dict], list[str]]:
             prefix, _sep, rest = key.partition(":")
             rest = rest.strip(" ")
             if prefix == "trait":
-                if not rest.startswith("CUSTOM_"):
+                if not is_custom(rest):
                     errors.append(f"{where}: trait {rest!r} must be a custom trait (CUSTOM_...); Cyborg refuses others")
                 if value not in TRAIT_VALUES:
                     errors.append(f"{where}: trait:{rest} is {value!r}; it must be 'required' or 'forbidden'")
             elif prefix == "resources":
-                if rest not in CYBORG_STANDARD_CLASSES and not rest.startswith("CUSTOM_"):
+                if rest not in CYBORG_STANDARD_CLASSES and not is_custom(rest):
                     errors.append(
                         f"{where}: resource class {rest!r} is not one Cyborg accepts "
                         f"({', '.join(CYBORG_STANDARD_CLASSES)} or CUSTOM_...)"
@@ -123,8 +125,7 @@ def fleet_problems(groups: list[dict], fleet: dict) -> list[str]:
 
 def _free(provider: dict, rc: str) -> int:
     inv = provider["inventories"][rc]
-    capacity = int((inv["total"] - inv.get("reserved", 0)) * inv.get("allocation_ratio", 1.0))
-    return min(capacity - provider.get("usages", {}).get(rc, 0), inv.get("max_unit", inv["total"]))
+    return min(capacity(inv) - provider.get("usages", {}).get(rc, 0), inv.get("max_unit", inv["total"]))
 
 
 class CyborgClient:

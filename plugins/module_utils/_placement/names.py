@@ -10,45 +10,24 @@ at most 255 characters.
 
 from __future__ import annotations
 
-import difflib
-import re
-
-from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-
-CUSTOM_PREFIX = "CUSTOM_"
-MAX_NAME_LENGTH = 255
-_CUSTOM_RE = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
-_NOT_ALLOWED_RE = re.compile(r"[^A-Z0-9_]")
-
-
-class PlacementNameError(AccelError, ValueError):
-    """A trait or resource class name Placement would refuse."""
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import (
+    MAX_NAME_LENGTH,
+    PlacementNameError,
+    custom_name_problem,
+    is_custom,
+    is_standard_form,
+    normalize,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
 
-def is_custom(name: str) -> bool:
-    return name.startswith(CUSTOM_PREFIX)
-
-
-def normalize(name: str) -> str:
-    """The custom name an operator most likely meant: upper case, other characters as ``_``."""
-    body = _NOT_ALLOWED_RE.sub("_", name.upper())
-    if body.startswith(CUSTOM_PREFIX):
-        body = body[len(CUSTOM_PREFIX) :]
-    return CUSTOM_PREFIX + body
-
-
-def custom_name_problem(name: str, kind: str) -> str | None:
+def name_problem(name: object, kind: str) -> str | None:
     """Why Placement would refuse ``name`` as a custom ``kind`` (trait / resource class), or None."""
-    if not isinstance(name, str) or not name:
-        return f"{kind} name {name!r} is empty or not a string; give a name such as CUSTOM_NVIDIA_T4"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"{kind} name {name[:40]}... is {len(name)} characters; Placement allows {MAX_NAME_LENGTH}"
-    if not _CUSTOM_RE.match(name):
-        return (
-            f"{kind} name {name!r} is not a valid custom name: it must match ^CUSTOM_[A-Z0-9_]+$; "
-            f"did you mean {normalize(name)!r}?"
-        )
-    return None
+    problem = custom_name_problem(name)
+    if problem is None:
+        return None
+    shown = f"{name[:40]}..." if isinstance(name, str) and len(name) > MAX_NAME_LENGTH else repr(name)
+    return f"{kind} name {shown} {problem}"
 
 
 def split_names(names: list[str], kind: str) -> tuple[list[str], list[str]]:
@@ -59,15 +38,13 @@ def split_names(names: list[str], kind: str) -> tuple[list[str], list[str]]:
     """
     custom, standard, problems = set(), set(), []
     for name in names:
-        if isinstance(name, str) and is_custom(name.upper()) and not name.isupper():
-            problems.append(custom_name_problem(name, kind))
-        elif isinstance(name, str) and is_custom(name):
-            problem = custom_name_problem(name, kind)
+        if isinstance(name, str) and is_custom(name.upper()):
+            problem = name_problem(name, kind)
             if problem:
                 problems.append(problem)
             else:
                 custom.add(name)
-        elif isinstance(name, str) and name and _CUSTOM_RE.match(CUSTOM_PREFIX + name):
+        elif is_standard_form(name):
             standard.add(name)
         else:
             problems.append(
@@ -77,30 +54,6 @@ def split_names(names: list[str], kind: str) -> tuple[list[str], list[str]]:
     if problems:
         raise PlacementNameError("; ".join(problems))
     return sorted(custom), sorted(standard)
-
-
-def suggest(name: str, known: list[str] | set[str], limit: int = 3) -> list[str]:
-    """Known names close to ``name`` (for 'did you mean' hints), best first.
-
-    Names ending in the same model token (CUSTOM_GPU_T4 and CUSTOM_NVIDIA_T4) come first, then names
-    that are nearly the same string (within 0.1 of the best similarity, at least 0.75).
-    """
-    known = sorted(set(known) - {name})
-    tail = name.rsplit("_", 1)[-1]
-    same_model = [k for k in known if len(tail) >= 2 and k.rsplit("_", 1)[-1] == tail]
-    scored = sorted(((difflib.SequenceMatcher(None, name, k).ratio(), k) for k in known), reverse=True)
-    best = scored[0][0] if scored else 0.0
-    similar = [k for score, k in scored if score >= 0.75 and score >= best - 0.1]
-    out: list[str] = []
-    for candidate in same_model + similar:
-        if candidate not in out:
-            out.append(candidate)
-    return out[:limit]
-
-
-def did_you_mean(name: str, known: list[str] | set[str]) -> str:
-    hints = suggest(name, known)
-    return f"; did you mean {' or '.join(hints)}?" if hints else ""
 
 
 # -- converging a set of names --------------------------------------------------------------------

@@ -17,10 +17,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-import re
 import time
 from typing import Any
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_standard_form
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import (
+    INVENTORY_DEFAULTS,
+    INVENTORY_FIELDS,
+    capacity,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (
     PlacementClient,
     PlacementConflict,
@@ -28,25 +34,17 @@ from ansible_collections.accel.openstack.plugins.module_utils._placement.client 
 )
 from ansible_collections.accel.openstack.plugins.module_utils._placement.names import (
     PlacementNameError,
-    custom_name_problem,
     is_custom,
+    name_problem,
 )
 
-INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
-INVENTORY_DEFAULTS = {"reserved": 0, "min_unit": 1, "step_size": 1, "allocation_ratio": 1.0}
 MODES = ("merge", "replace")
 BULK_THRESHOLD = 10
 MAX_RETRIES = 5
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
-_STANDARD_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
 class PlacementRefusal(PlacementError):
     """The declaration cannot be applied as it stands; nothing was changed."""
-
-
-def is_uuid(value: str | None) -> bool:
-    return bool(value) and bool(_UUID_RE.match(value))
 
 
 # -- the declaration ------------------------------------------------------------------------------
@@ -87,7 +85,7 @@ class ProviderSpec:
         where = f"{where} {self.label!r}" if self.name or self.uuid else where
         if not self.name and not self.uuid:
             raise ValueError(f"{where}: give a name or a uuid")
-        if self.uuid and not is_uuid(self.uuid):
+        if self.uuid and not is_uuid_like(self.uuid):
             raise ValueError(f"{where}: uuid {self.uuid!r} is not a UUID")
         if self.name is not None and not (0 < len(self.name) <= 200):
             raise ValueError(f"{where}: name must have 1 to 200 characters")
@@ -103,7 +101,7 @@ class ProviderSpec:
         if self.traits is not None:
             self.traits = sorted(set(_names(self.traits, "trait", where)))
         if self.aggregates is not None:
-            bad = [a for a in self.aggregates if not is_uuid(str(a))]
+            bad = [a for a in self.aggregates if not is_uuid_like(str(a))]
             if bad:
                 raise ValueError(f"{where}: aggregates must be UUIDs (Placement aggregates); not {bad}")
             self.aggregates = sorted({str(a).lower() for a in self.aggregates})
@@ -114,9 +112,9 @@ def _names(names: Any, kind: str, where: str) -> list[str]:
         raise ValueError(f"{where}: {kind}s must be a list of names")
     for name in names:
         problem = (
-            custom_name_problem(name, kind)
+            name_problem(name, kind)
             if isinstance(name, str) and is_custom(name.upper())
-            else (None if isinstance(name, str) and _STANDARD_RE.match(name) else f"{kind} {name!r} is invalid")
+            else (None if isinstance(name, str) and is_standard_form(name) else f"{kind} {name!r} is invalid")
         )
         if problem:
             raise PlacementNameError(f"{where}: {problem}")
@@ -183,10 +181,6 @@ def inventories_differ(current: dict, target: dict) -> bool:
 
 def target_set(current: list[str], declared: list[str], mode: str) -> list[str]:
     return sorted(set(declared) if mode == "replace" else set(current) | set(declared))
-
-
-def capacity(inv: dict) -> int:
-    return int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
 
 
 def usage_refusals(label: str, target: dict, usages: dict[str, int]) -> list[str]:
@@ -322,7 +316,7 @@ class Converger:
             return self.by_name[ref]
         if self.all_records is not None:
             return None
-        records = self.client.providers(uuid=ref) if is_uuid(ref) else self.client.providers(name=ref)
+        records = self.client.providers(uuid=ref) if is_uuid_like(ref) else self.client.providers(name=ref)
         return self._remember(records[0]) if records else None
 
     def read_bulk(self) -> None:

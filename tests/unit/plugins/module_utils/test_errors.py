@@ -12,17 +12,19 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, Outcome
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 
+
 # plugin_utils files whose error types are checked where they are defined today
-CHECKED_PLUGIN_UTILS = ("fleet", "validation", "explain", "discovery_report")
-
-
 def _error_classes():
     modules = [
         f"{pkg.__name__}.{info.name}"
         for pkg in (_host, _nova, _placement)
         for info in pkgutil.iter_modules(pkg.__path__)
     ]
-    modules += [f"{plugin_utils.__name__}.{name}" for name in CHECKED_PLUGIN_UTILS]
+    modules += [
+        info.name
+        for info in pkgutil.walk_packages(plugin_utils.__path__, plugin_utils.__name__ + ".")
+        if not info.ispkg
+    ]
     found = []
     for name in modules:
         module = importlib.import_module(name)

@@ -202,3 +202,15 @@ def test_missing_root_is_a_clear_error(tmp_path):
 def test_bridges_are_known_as_bridges():
     profile = load_profile("hgx-h100")
     assert any(is_bridge(d) for d in profile["devices"])
+
+
+def test_devices_in_a_vmd_domain_are_discovered(tmp_path):
+    """Intel VMD puts the devices behind it in domains from 10000: five hex digits in sysfs."""
+    profile = load_profile("amd-epyc")
+    for device in profile["devices"]:
+        for key in ("address", "parent"):
+            if device.get(key, "").startswith("0001:"):
+                device[key] = "10000:" + device[key][len("0001:") :]
+    facts, warnings = discover(build_root(profile, str(tmp_path / "vmd")))
+    assert warnings == []
+    assert {d["address"] for d in facts["accel_pci_devices"]} == {"10000:41:00.0", "10000:c1:00.0"}

@@ -99,6 +99,8 @@ def test_refusal_writes_nothing_and_force_turns_it_into_a_warning(tmp_path):
         (["10de:zz30"], "neither a PCI address"),
         (["10de-1e30"], "neither a PCI address"),
         (["10de:9999"], "no PCI device with the ID 10de:9999"),
+        (["0000:41:00.0\n"], "neither a PCI address"),
+        (["10000:00:05.0"], "not a PCI device on this host"),  # a VMD domain is an address, absent here
     ],
 )
 def test_bad_devices_are_errors_that_write_nothing(devices, message, tmp_path):

@@ -1,0 +1,28 @@
+"""What every lookup over a fleet snapshot does around its own answer.
+
+``run(lookup, terms, variables, kwargs, answer)`` reads the options, indexes the ``fleet`` option once,
+parses each term as a Placement query and returns ``answer(fleet, request)`` for each, in order. A
+snapshot that is not a valid fleet fails with ``fleet: <why>``; a query Placement would refuse (or any
+other refused input) fails with the message Placement would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ansible.errors import AnsibleLookupError
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
+
+
+def run(lookup, terms, variables, kwargs, answer: Callable[[Fleet, Request], object]) -> list:
+    lookup.set_options(var_options=variables, direct=kwargs)
+    try:
+        fleet = Fleet.from_snapshot(lookup.get_option("fleet"))
+    except FleetError as exc:
+        raise AnsibleLookupError(f"fleet: {exc}") from exc
+    try:
+        return [answer(fleet, Request.parse(term)) for term in terms]
+    except ValueError as exc:  # RequestError and any other refused input
+        raise AnsibleLookupError(str(exc)) from exc

@@ -1,0 +1,55 @@
+"""Allocation candidates with Placement 1.39 semantics, computed from a fleet snapshot.
+
+``allocation_candidates(fleet, request)`` returns what ``GET /allocation_candidates`` returns at
+microversion 1.39. The steps follow Placement's own:
+
+1. ``root_required`` picks the roots that may anchor a candidate (root providers only).
+2. Each group, in request order, yields group candidates: an anchor root, the (provider, class, amount)
+   it takes and the providers it maps to. The unsuffixed group may spread its classes over the
+   providers of one tree plus sharing providers (``MISC_SHARES_VIA_AGGREGATE``) that share an aggregate
+   with that tree; each class comes from one provider. Its ``required`` traits must be found on the
+   providers it takes from, together; ``member_of`` matches a provider or its anchor root. A suffixed
+   group takes everything from one provider that itself has the traits and aggregates; a sharing
+   provider may serve it for any root it shares with. A group with nothing to offer ends the search
+   with no candidates, before later groups are looked at (so later unknown names are not reported).
+3. Per anchor, one candidate from every group is combined; ``group_policy=isolate`` needs distinct
+   providers for the suffixed groups, ``same_subtree`` needs one of the providers of the listed groups
+   to be an ancestor of (or the same as) all others, and the summed amounts must fit each provider's
+   capacity and max_unit.
+4. Provider summaries cover every provider of each tree that gives resources to a candidate.
+
+Candidates come out in a stable order (anchor root as the fleet lists it, then providers); ``limit``
+keeps the first ones. Placement's own order is arbitrary.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import answer
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import solve
+
+__all__ = ["NoCandidates", "allocation_candidates", "solve"]
+
+
+def allocation_candidates(fleet: Fleet, request: Request) -> dict:
+    """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
+
+    Provider summaries are shared with the fleet (built once per snapshot) and equal allocation entries are
+    shared between candidates: read the answer, do not modify it in place.
+
+    The answer is thousands of small acyclic dicts at fleet scale; the cyclic garbage collector is paused
+    while they are built (it would only rescan the fleet's indexes) and restored afterwards."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return answer(fleet, request)
+    except NoCandidates:
+        return {"allocation_requests": [], "provider_summaries": {}}
+    finally:
+        if paused:
+            gc.enable()

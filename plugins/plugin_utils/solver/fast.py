@@ -1,0 +1,422 @@
+"""The fast path: the same candidates as the reference search, with far less work per query.
+
+Each group first yields, per anchor root, only the providers it may take each class from (no candidate
+objects); the anchors every group can serve are intersected before anything is combined, so trees that
+fail any group cost nothing more; the answer is built straight from provider tuples, with provider
+summaries copied per tree from dicts the fleet built once. Placement's order of checks is kept: each
+group, in request order, is checked (names, then whether it has any candidate at all) before the next
+group is looked at.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
+    NoCandidates,
+    all_of,
+    anchor_roots,
+    checked,
+    same_subtree,
+)
+
+
+class _TreeRows:
+    """The unsuffixed group, tree by tree: its candidates under an anchor are computed when first asked.
+
+    Only the sharing providers that fit are found up front (a few); a tree is looked at when the other
+    groups leave it as a possible anchor, and stops at the first class it cannot give."""
+
+    __slots__ = (
+        "fleet",
+        "group",
+        "wanted",
+        "tree_root",
+        "allowed_roots",
+        "shared",
+        "members",
+        "bad",
+        "foreign",
+        "plain",
+        "_expanded",
+    )
+
+    def __init__(self, fleet: Fleet, group: RequestGroup, anchors: set[str] | None):
+        self.fleet = fleet
+        self.group = group
+        members, tree_root = checked(fleet, group)
+        if group.required and not fleet.with_trait({t for any_of in group.required for t in any_of}):
+            raise NoCandidates(group.label, "no provider has any of the required traits")
+        if not group.resources:
+            raise NoCandidates(group.label, "no resources asked")
+        self.wanted = list(group.resources.items())
+        self.members = members
+        self.bad = fleet.members_of(group.forbidden_aggregates) if group.forbidden_aggregates else frozenset()
+        self.tree_root = tree_root
+        self.allowed_roots = anchors
+        # Sharing providers that can give each class (none with in_tree; with member_of, only members).
+        self.shared: dict[str, set[str]] = {}
+        if tree_root is None:
+            sharing = fleet.sharing if members is None else fleet.sharing & members
+            for rc, amount in self.wanted:
+                self.shared[rc] = {
+                    p.uuid
+                    for p, inv in fleet.sharing_inventories_of.get(rc, ())
+                    if p.uuid in sharing and p.uuid not in self.bad and self._fits(p, inv, amount)
+                }
+        self.foreign = any(self.shared.values())
+        self.plain = not (group.forbidden or group.required or members is not None or self.bad)
+        self._expanded: dict[str, list[tuple[Provider, ...]]] = {}
+        if not any(self.combos(anchor) for anchor in self.anchors()):
+            raise NoCandidates(group.label, "no tree has providers that give every class with the traits asked")
+
+    def allows(self, anchor: str) -> bool:
+        """Whether this root may anchor the group at all (before looking at its providers)."""
+        return (
+            (self.tree_root is None or anchor == self.tree_root)
+            and (self.allowed_roots is None or anchor in self.allowed_roots)
+            and anchor not in self.bad
+        )
+
+    def anchors(self):
+        """The roots that may anchor the group, in fleet order."""
+        if self.tree_root is not None:
+            return [self.tree_root] if self.allows(self.tree_root) else []
+        return (root.uuid for root in self.fleet.roots if self.allows(root.uuid))
+
+    def _fits(self, p: Provider, inv, amount: int) -> bool:
+        forbidden = self.group.forbidden
+        return inv.fits(amount) and not (forbidden and forbidden & p.traits)
+
+    def combos(self, anchor: str, keep: bool = True) -> list[tuple[Provider, ...]]:
+        """The providers (one per class, in request order) of each candidate under this anchor."""
+        found = self._expanded.get(anchor)
+        if found is not None:
+            return found
+        found = []
+        classes = self.fleet.tree_classes.get(anchor, {})
+        shared_with = self.fleet.shared_with.get(anchor, ()) if self.foreign else ()
+        members, bad, forbidden = self.members, self.bad, self.group.forbidden
+        any_member = members is None or anchor in members
+        lists = []
+        plain = not forbidden and any_member and not bad
+        for rc, amount in self.wanted:
+            own = []
+            for p, inv in classes.get(rc, ()):
+                if inv.fits(amount) and (
+                    plain
+                    or not (
+                        (forbidden and forbidden & p.traits)
+                        or not (any_member or p.uuid in members)
+                        or (bad and p.uuid in bad)
+                    )
+                ):
+                    own.append(p)
+            if shared_with:
+                shared = self.shared[rc]
+                if shared:
+                    for p in shared_with:
+                        if p.uuid in shared:
+                            own.append(p)
+            if not own:
+                break
+            lists.append(own)
+        else:
+            found = list(product(*lists))
+            required = self.group.required
+            if required:
+                found = [
+                    combo
+                    for combo in found
+                    if all(any_of & frozenset().union(*(p.traits for p in combo)) for any_of in required)
+                ]
+        if keep:
+            self._expanded[anchor] = found
+        return found
+
+
+def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> dict[str, list[Provider]]:
+    """A suffixed group: per anchor, the providers that can give everything and match themselves."""
+    members, tree_root = checked(fleet, group)
+    positive = all_of(fleet.with_trait(any_of) for any_of in group.required)
+    if members is not None:
+        positive = members if positive is None else positive & members
+    bad = fleet.members_of(group.forbidden_aggregates) | fleet.with_trait(group.forbidden)
+    if group.resources:
+        wanted = list(group.resources.items())
+        first, amount = min(wanted, key=lambda item: len(fleet.inventories_of.get(item[0], ())))
+        entries = fleet.inventories_of.get(first, [])
+        if positive is not None and len(positive) < len(entries):
+            # Fewer providers have the traits (or aggregates) than the class: start from those.
+            position = fleet.position
+            entries = [(fleet.providers[u], None) for u in sorted(positive, key=position.__getitem__)]
+            others = wanted
+        else:
+            others = [(rc, n) for rc, n in wanted if rc != first]
+        sharing = fleet.sharing
+        matching = []
+        for p, inv in entries:
+            uuid = p.uuid
+            if (
+                (anchors is not None and p.root not in anchors and uuid not in sharing)
+                or (tree_root is not None and p.root != tree_root)
+                or (positive is not None and uuid not in positive)
+                or uuid in bad
+            ):
+                continue
+            if inv is not None and not inv.fits(amount):
+                continue
+            if others:
+                inventories = p.inventories
+                for rc, n in others:
+                    inv = inventories.get(rc)
+                    if inv is None or not inv.fits(n):
+                        break
+                else:
+                    matching.append(p)
+            else:
+                matching.append(p)
+    else:
+        # Placement looks at the traits and aggregates only, and needs at least one positive filter.
+        position = fleet.position
+        matching = [fleet.providers[u] for u in sorted((positive or set()) - bad, key=position.__getitem__)]
+    rows: dict[str, list[Provider]] = {}
+    for p in matching:
+        root = p.root
+        if anchors is None or root in anchors:
+            rows.setdefault(root, []).append(p)
+        if SHARING_TRAIT in p.traits:
+            for anchor in fleet.sharing_anchors(p.uuid):
+                if anchor != root and (anchors is None or anchor in anchors):
+                    rows.setdefault(anchor, []).append(p)
+    if not rows:
+        raise NoCandidates(group.label, "no provider matches every filter of the group")
+    return rows
+
+
+def answer(fleet: Fleet, request: Request) -> dict:
+    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does."""
+    anchors = anchor_roots(fleet, request)
+    parts = [
+        (
+            suffix,
+            group,
+            _single_rows(fleet, group, anchors) if group.use_same_provider else _TreeRows(fleet, group, anchors),
+        )
+        for suffix, group in request.groups.items()
+    ]
+    singles = [rows for _suffix, _group, rows in parts if not isinstance(rows, _TreeRows)]
+    trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
+    order = _anchor_order(singles, trees)
+    if not singles:
+        return _tree_answer(fleet, trees[0], order, request.limit)
+    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order)
+
+
+def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRows]):
+    """The anchors every group can serve, in the order candidates come out.
+
+    Those of the suffixed group with the fewest, in its order (fleet order), kept when every other group
+    may use them; with no suffixed group, every root the unsuffixed group allows."""
+    if not singles:
+        return trees[0].anchors()
+    driver = min(singles, key=len)
+    others = [rows for rows in singles if rows is not driver]
+    limits = [tree for tree in trees if tree.tree_root is not None or tree.allowed_roots is not None or tree.bad]
+    if not (others or limits):
+        return list(driver)
+    return [
+        anchor
+        for anchor in driver
+        if all(anchor in rows for rows in others) and all(tree.allows(anchor) for tree in limits)
+    ]
+
+
+def _combined_answer(fleet: Fleet, request: Request, parts: list, tree: _TreeRows | None, order) -> dict:
+    """Suffixed groups (with or without the unsuffixed one): one choice per group, combined per anchor."""
+    # The suffixed groups in request order: (suffix, amounts, rows).
+    suffixed = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts if suffix]
+    isolate = request.group_policy == "isolate" and len(suffixed) > 1
+    subtrees = request.same_subtrees
+    classes = [rc for _suffix, group, _rows in parts for rc in group.resources]
+    overlap = len(set(classes)) < len(classes)
+    providers = fleet.providers
+    sharing = fleet.sharing
+    limit = request.limit
+    seen: set = set()
+    allocation_requests: list[dict] = []
+    roots: dict[str, None] = {}
+    first = 0 if tree is None else 1  # where the suffixed groups' providers start in a choice
+    count = len(suffixed)
+    for anchor in order:
+        for choice in _choices(anchor, tree, suffixed):
+            if isolate and len({p.uuid for p in choice[first:]}) < count:
+                continue
+            allocations, mappings = _allocation(tree, choice, suffixed)
+            if overlap and not _sums_fit(providers, allocations):
+                continue
+            if subtrees and not all(
+                same_subtree(fleet, {s: frozenset(u) for s, u in mappings.items()}, names) for names in subtrees
+            ):
+                continue
+            for uuid in allocations:
+                if providers[uuid].root == anchor and uuid not in sharing:
+                    break
+            else:
+                # Taken from sharing providers only: the same candidate may come again for other anchors.
+                if _seen_before(allocations, mappings, seen):
+                    continue
+            allocation_requests.append({"allocations": allocations, "mappings": mappings})
+            for uuid in allocations:
+                roots[providers[uuid].root] = None
+            if limit is not None and len(allocation_requests) >= limit:
+                return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
+    return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
+
+
+def _choices(anchor: str, tree: _TreeRows | None, suffixed: list):
+    """Each choice of one entry per group under ``anchor``: the unsuffixed group's providers (when there
+    is that group), then one provider per suffixed group."""
+    lists = []
+    if tree is not None:
+        combos = tree.combos(anchor, keep=False)
+        if not combos:
+            return ()
+        lists.append(combos)
+    for _suffix, _wanted, rows in suffixed:
+        lists.append(rows[anchor])
+    return product(*lists)
+
+
+def _allocation(tree: _TreeRows | None, choice: tuple, suffixed: list) -> tuple[dict, dict]:
+    """The allocations and mappings of one choice: the unsuffixed group's providers, then one per suffix."""
+    allocations: dict[str, dict] = {}
+    mappings: dict[str, list[str]] = {}
+    index = 0
+    if tree is not None:
+        index = 1
+        for p, (rc, amount) in zip(choice[0], tree.wanted):  # noqa: B905 - same length by construction
+            found = allocations.get(p.uuid)
+            if found is None:
+                allocations[p.uuid] = {"resources": {rc: amount}}
+            else:
+                found["resources"][rc] = amount
+        mappings[""] = sorted(allocations) if len(allocations) > 1 else list(allocations)
+    for suffix, wanted, _rows in suffixed:
+        uuid = choice[index].uuid
+        index += 1
+        mappings[suffix] = [uuid]
+        if not wanted:
+            continue  # a resourceless group maps a provider without taking anything from it
+        found = allocations.get(uuid)
+        if found is None:
+            allocations[uuid] = {"resources": dict(wanted)}
+        else:
+            res = found["resources"]
+            for rc, amount in wanted:
+                res[rc] = res.get(rc, 0) + amount
+    return allocations, mappings
+
+
+def _seen_before(allocations: dict, mappings: dict, seen: set) -> bool:
+    """Whether an equal candidate was already given (under another anchor); records it when not."""
+    key = tuple((uuid, tuple(sorted(a["resources"].items()))) for uuid, a in sorted(allocations.items()))
+    key += tuple((s, tuple(u)) for s, u in mappings.items())
+    if key in seen:
+        return True
+    seen.add(key)
+    return False
+
+
+def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None) -> dict:
+    """The most common shape, an unsuffixed group alone: no combination across groups."""
+    classes = [rc for rc, _amount in rows.wanted]
+    pairs = list(rows.wanted)
+    entries: dict[tuple, dict] = {}
+    foreign = rows.foreign
+    sharing = fleet.sharing
+    # A candidate can come again under another anchor only when all its providers are sharing ones:
+    # possible when every class has a sharing provider, or the anchor's own tree has one.
+    all_shared = foreign and all(rows.shared.get(rc) for rc in classes)
+    sharing_roots = fleet.sharing_roots
+    seen: set = set()
+    allocation_requests: list[dict] = []
+    append = allocation_requests.append
+    roots: dict[str, None] = {}
+    left = -1 if limit is None else limit
+    plain = rows.plain
+    tree_classes = fleet.tree_classes
+    shared_with = fleet.shared_with
+    shared = rows.shared
+    for anchor in order:
+        if plain:
+            # Inline of combos() for a group with no trait or aggregate filter: one provider per class
+            # (the usual tree) gives one candidate without building the product.
+            tree = tree_classes.get(anchor, {})
+            single = []
+            for rc, amount in rows.wanted:
+                fit = []
+                for p, inv in tree.get(rc, ()):
+                    if inv.fits(amount):
+                        fit.append(p)
+                if foreign and shared[rc]:
+                    for p in shared_with.get(anchor, ()):
+                        if p.uuid in shared[rc]:
+                            fit.append(p)
+                if not fit:
+                    break
+                single.append(fit)
+            else:
+                combos = list(product(*single))
+            if len(single) < len(classes):
+                continue
+        else:
+            combos = rows.combos(anchor, keep=False)
+            if not combos:
+                continue
+        check = foreign and (all_shared or anchor in sharing_roots)
+        for combo in combos:
+            # Which classes each provider gives; equal entries are one shared dict across candidates.
+            given: dict[str, tuple] = {}
+            for p, pair in zip(combo, pairs):  # noqa: B905 - same length by construction
+                given[p.uuid] = given.get(p.uuid, ()) + (pair,)
+            allocations: dict[str, dict] = {}
+            for uuid, key in given.items():
+                entry = entries.get(key)
+                if entry is None:
+                    entry = entries[key] = {"resources": dict(key)}
+                allocations[uuid] = entry
+            if check:
+                for p in combo:
+                    if p.root == anchor and p.uuid not in sharing:
+                        break
+                else:
+                    # Taken from sharing providers only: the same candidate may come again for other anchors.
+                    key = tuple(p.uuid for p in combo)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+            append({"allocations": allocations, "mappings": {"": sorted(allocations)}})
+            if foreign:
+                for p in combo:
+                    roots[p.root] = None
+            else:
+                roots[anchor] = None
+            left -= 1
+            if not left:
+                break
+        if not left:
+            break
+    return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
+
+
+def _sums_fit(providers, allocations) -> bool:
+    """Whether every provider holds the summed amounts of all groups that take from it."""
+    for uuid, allocation in allocations.items():
+        inventories = providers[uuid].inventories
+        for rc, total in allocation["resources"].items():
+            if not inventories[rc].holds(total):
+                return False
+    return True
