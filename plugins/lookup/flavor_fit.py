@@ -23,8 +23,8 @@ options:
     elements: dict
   fleet:
     description:
-      - The fleet snapshot, as C(accel.openstack.placement_info) returns it in C(fleet) or
-        C(accel.openstack.nova_fleet) predicts it. Root provider records may carry C(disabled),
+      - The fleet snapshot, as M(accel.openstack.placement_info) returns it in
+        RV(accel.openstack.placement_info#module:fleet) or P(accel.openstack.nova_fleet#filter) predicts it. Root provider records may carry C(disabled),
         C(numa_cells) and C(pci_pools) for the Nova filters.
     required: true
     type: dict
