@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accel.openstack.plugins.module_utils._host.gpu_sharing import host_plan
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     HostInput,
@@ -81,6 +82,16 @@ def nova_compute_conf(facts, policy, hostname, report_in_placement=False):
     return render_text(rendering.compute[hostname])
 
 
+def gpu_sharing_plan(devices, policy):
+    """``accel_pci_devices | accel.openstack.gpu_sharing_plan(policy)``: sriov_vfs/nvidia_vgpu/nvidia_mig calls."""
+    if not isinstance(devices, list):
+        raise AnsibleFilterError("gpu_sharing_plan: expected accel_pci_devices (a list) as input")
+    try:
+        return host_plan(devices, policy)
+    except PolicyError as exc:
+        raise AnsibleFilterError(f"gpu_sharing_plan: {exc}") from exc
+
+
 class FilterModule:
     """Nova config rendering and provider prediction."""
 
@@ -90,4 +101,5 @@ class FilterModule:
             "nova_device_spec": nova_device_spec,
             "nova_pci_alias": nova_pci_alias,
             "nova_compute_conf": nova_compute_conf,
+            "gpu_sharing_plan": gpu_sharing_plan,
         }

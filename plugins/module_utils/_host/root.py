@@ -354,7 +354,8 @@ class HostRoot:
             info = os.stat(real)
             if not stat.S_ISREG(info.st_mode):
                 raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}, not a sysfs attribute; not written")
-            fd = os.open(real, os.O_WRONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            # O_TRUNC as a shell's "echo N > attr": sysfs ignores it; a plain file (a fake tree) then holds the value
+            fd = os.open(real, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
             try:
                 os.write(fd, value.encode("ascii"))
             finally:
