@@ -31,7 +31,6 @@ import json
 import os
 import re
 import stat
-import subprocess
 import time
 
 STATE_DIR = "/etc/accel-openstack"
@@ -295,7 +294,8 @@ def _states(sysfs: Sysfs, kind: str) -> list[dict]:
 
 
 def restore_mig(state: dict, run, timeout: float) -> str:
-    bus = "0000" + state["address"].upper()
+    domain, rest = state["address"].upper().split(":", 1)
+    bus = f"{domain.zfill(8)}:{rest}"  # nvidia-smi's form: an eight-digit domain
 
     def listed():
         rc, out, err = run(["nvidia-smi", "mig", "-lgi", "-i", bus])
@@ -336,15 +336,8 @@ def restore(root: str = "/", run=None, timeout: float = 120.0) -> list[str]:
             changed = set_vgpu_type(sysfs, vf, state["type_id"], timeout)
             done.append(f"{vf}: vGPU type {state['type_id']}" + ("" if changed else " (already)"))
     if states["mig"]:
-        run = run or _run
+        if run is None:
+            raise RestoreError("MIG state files need a command runner for nvidia-smi; none was given")
         for state in states["mig"]:
             done.append(restore_mig(state, run, timeout))
     return done
-
-
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        return 127, "", f"{argv[0]}: not found"
-    return proc.returncode, proc.stdout, proc.stderr

@@ -10,9 +10,19 @@ on stderr and exits 1.
 """
 
 import argparse
+import subprocess
 import sys
 
 import gpu_restore
+
+
+def run(argv):
+    """Run a command (nvidia-smi): (exit status, stdout, stderr); 127 when it is not installed."""
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        return 127, "", f"{argv[0]}: not found"
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def main(argv=None):
@@ -21,7 +31,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each readiness step")
     args = parser.parse_args(argv)
     try:
-        for line in gpu_restore.restore(args.root, timeout=args.timeout):
+        for line in gpu_restore.restore(args.root, run=run, timeout=args.timeout):
             print(line)
     except gpu_restore.RestoreError as exc:
         print(f"accel-openstack gpu restore: {exc}", file=sys.stderr)
