@@ -148,7 +148,7 @@ class _Tree:
         providers += [_copy_provider(p, p.name) for p in fleet.shared_with.get(root, ())]
         self.fleet = Fleet(providers, fleet.traits, fleet.resource_classes)
         self.mine = {p.uuid for p in tree}
-        self._places: dict[str, list[int]] = {}
+        self._places: dict[str, list[str]] = {}
         self._empty: _Tree | None = None
 
     def empty(self) -> _Tree:
@@ -168,12 +168,16 @@ class _Tree:
     def words(self, sentence: str, tree: list[Provider]) -> str:
         if not self.templated:
             return sentence
-        places = self._places.get(sentence)
-        if places is None:
-            places = self._places[sentence] = sorted({int(i) for i in _PLACE.findall(sentence)})
-        for index in places:
-            sentence = sentence.replace(f"\x00{index}\x00", tree[index].name)
-        return sentence
+        template = self._places.get(sentence)
+        if template is None:
+            # The sentence split at its placeholders: text, index, text, index, ..., text.
+            template = self._places[sentence] = _PLACE.split(sentence)
+        if len(template) == 1:
+            return sentence
+        parts = template[:]
+        for at in range(1, len(parts), 2):
+            parts[at] = tree[int(parts[at])].name
+        return "".join(parts)
 
     def candidates(self, requests: list[Request]) -> list[dict]:
         found = []
@@ -230,7 +234,7 @@ class _Tree:
                     f"{', ...' if len(having) > 4 else ''})"
                 )
         try:
-            report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root])
+            report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root], unknown=False)
         except RequestError as exc:
             return str(exc)
         if report.get("error"):
@@ -357,7 +361,10 @@ class FlavorFit:
         for query in req.queries:
             try:
                 request = Request.parse(query)
-                answers.append((200, answer(self.fleet, request, self._most(self.fleet))))
+                found = answer(self.fleet, request, self._most(self.fleet), roots_only=True)
+                # Only the roots are needed: they stand in for the candidates, which merge_answers only
+                # concatenates (in Nova's order) and tests for emptiness.
+                answers.append((200, {"allocation_requests": found["roots"]}))
                 requests.append(request)
             except RequestError as exc:
                 answers.append((400, str(exc)))
@@ -374,15 +381,8 @@ class FlavorFit:
             report["reason"] = {"code": "scheduler_error", "detail": report["message"], "did_you_mean": []}
             report["why_not"] = {n: report["message"] for n in report["max_instances"]}
             return report
-        by_uuid = self.fleet.providers
-        hosts = sorted(
-            {
-                self.root_names[by_uuid[uuid].root]
-                for candidate in merged.get("candidates") or []
-                for uuid in candidate["allocations"]
-                if uuid in by_uuid and by_uuid[uuid].root in self.root_names
-            }
-        )
+        root_names = self.root_names
+        hosts = sorted({root_names[root] for root in merged.get("candidates") or [] if root in root_names})
         report["hosts"] = hosts
         self._count_and_explain(report, valid, set(hosts))
         if not hosts:
@@ -609,16 +609,17 @@ def max_free(fleet: Fleet) -> dict[str, int]:
     return found
 
 
-def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None) -> dict:
+def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, roots_only: bool = False) -> dict:
     """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
     are still checked, so Placement's 400 comes out the same). ``most`` (from ``max_free``) makes the
-    check one look-up per class for a large fleet; without it every tree is checked."""
+    check one look-up per class for a large fleet; without it every tree is checked. ``roots_only`` gives
+    the solver's roots-only answer (``roots``, ``candidates``)."""
     if most is not None:
         viable = all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items())
     else:
         viable = bool(viable_roots(fleet, request))
     if viable:
-        return allocation_candidates(fleet, request)
+        return allocation_candidates(fleet, request, roots_only)
     # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
     # until a group that no provider can serve alone ends the search.
     check_traits(fleet, sorted(request.root_required | request.root_forbidden))
@@ -631,7 +632,7 @@ def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None) -
             any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
         ):
             break
-    return {"allocation_requests": [], "provider_summaries": {}}
+    return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": [], "provider_summaries": {}}
 
 
 def _one_device(request: Request) -> Request:

@@ -35,8 +35,12 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference i
 __all__ = ["NoCandidates", "allocation_candidates", "solve"]
 
 
-def allocation_candidates(fleet: Fleet, request: Request) -> dict:
+def allocation_candidates(fleet: Fleet, request: Request, roots_only: bool = False) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
+
+    ``roots_only`` answers ``{"roots": [...], "candidates": N}`` instead: the roots of the providers the
+    answer's candidates take from, in the order they first appear, and the number of candidates (both
+    within ``limit``), for callers that need no more (``flavor_fit``'s hosts); it builds no candidate.
 
     Provider summaries are shared with the fleet (built once per snapshot) and equal allocation entries are
     shared between candidates: read the answer, do not modify it in place.
@@ -47,8 +51,10 @@ def allocation_candidates(fleet: Fleet, request: Request) -> dict:
     if paused:
         gc.disable()
     try:
-        return answer(fleet, request)
+        return answer(fleet, request, roots_only)
     except NoCandidates:
+        if roots_only:
+            return {"roots": [], "candidates": 0}
         return {"allocation_requests": [], "provider_summaries": {}}
     finally:
         if paused:
