@@ -24,11 +24,11 @@ export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
 
 .PHONY: help venv placement-venv nova-venv kolla-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit integration molecule build docs-check clean benchmark differential-full differential-flavors names
+        unit hostile integration molecule build docs-check clean benchmark differential-full differential-flavors names
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
-	@echo "make test   - run every test: lint, sanity, unit, integration (real Placement, real Nova), molecule"
+	@echo "make test   - run every test: lint, sanity, unit, hostile input, integration (real Placement, real Nova), molecule"
 
 $(VENV)/.stamp: requirements/test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -86,13 +86,17 @@ lint: ruff ansible-lint
 unit: venv collection
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
+# Hostile input: links out of the root, injection into written files, secrets, hangs, wrong types.
+hostile: venv collection
+	$(BIN)/python -m pytest tests/hostile $(PYTEST_ARGS)
+
 integration: venv placement-venv nova-venv kolla-venv collection
 	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
 
 molecule: venv collection
 	tests/run_molecule.sh
 
-test: lint sanity unit integration molecule
+test: lint sanity unit hostile integration molecule
 
 build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build

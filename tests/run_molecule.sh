@@ -19,7 +19,7 @@ fi
 start=$SECONDS
 python -m tests.support.debian_root base
 echo "base root ready in $((SECONDS - start)) s"
-for scenario in ${MOLECULE_SCENARIOS:-passthrough}; do
+for scenario in ${MOLECULE_SCENARIOS:-passthrough gpu_sharing}; do
   molecule test -s "$scenario"
 done
 echo "molecule: done in $((SECONDS - start)) s"

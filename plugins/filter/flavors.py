@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import FlavorError, translate
 
 
+@filter_errors
 def nova_request(
     flavor,
     pci_aliases=None,
@@ -20,14 +22,22 @@ def nova_request(
     details=False,
 ):
     """``flavor | accel.openstack.nova_request(...)``: the query strings Nova sends for the flavor."""
+    name = "nova_request"
+    flavor = check(name, "flavor", flavor, "mapping")
+    pci_in_placement = check(name, "pci_in_placement", pci_in_placement, "boolean")
+    boot_from_volume = check(name, "boot_from_volume", boot_from_volume, "boolean")
+    details = check(name, "details", details, "boolean")
+    device_profiles = check(name, "device_profiles", device_profiles, "mapping", optional=True)
+    image_properties = check(name, "image_properties", image_properties, "mapping", optional=True)
+    max_placement_results = check(name, "max_placement_results", max_placement_results, "integer", 1, optional=True)
     try:
         request = translate(
             flavor,
             pci_aliases=pci_aliases or (),
-            pci_in_placement=bool(pci_in_placement),
+            pci_in_placement=pci_in_placement,
             device_profiles=device_profiles,
             image_properties=image_properties,
-            boot_from_volume=bool(boot_from_volume),
+            boot_from_volume=boot_from_volume,
             max_placement_results=max_placement_results,
         )
         if details:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accel.openstack.plugins.module_utils._host.gpu_sharing import host_plan
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     HostInput,
@@ -21,24 +22,41 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.providers im
     nova_providers,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 
 
-def _facts_of(value) -> dict:
-    if not isinstance(value, dict):
-        raise AnsibleFilterError("expected the host's accel_* discovery facts (a mapping)")
-    return value
+def _facts_of(value, plugin: str = "nova", option: str = "facts") -> dict:
+    return dict(check(plugin, option, value, "mapping"))
 
 
+def _common(plugin: str, facts, policy, hostname, report_in_placement) -> tuple[dict, list, str, bool]:
+    """The arguments every rendering filter takes, checked before anything is rendered."""
+    return (
+        _facts_of(facts, plugin),
+        list(check(plugin, "policy", policy, "list")),
+        check(plugin, "hostname", hostname, "string"),
+        check(plugin, "report_in_placement", report_in_placement, "boolean"),
+    )
+
+
+@filter_errors
 def nova_providers_filter(facts, policy, hostname, report_in_placement=False, **options):
     """``facts | accel.openstack.nova_providers(policy, hostname)``: the predicted provider tree."""
+    facts, policy, hostname, report_in_placement = _common(
+        "nova_providers", facts, policy, hostname, report_in_placement
+    )
     try:
         return nova_providers(_facts_of(facts), policy, hostname, bool(report_in_placement), **options)
     except (PolicyError, PredictionError) as exc:
         raise AnsibleFilterError(f"nova_providers: {exc}") from exc
 
 
+@filter_errors
 def nova_device_spec(facts, policy, hostname="localhost", report_in_placement=False):
     """``facts | accel.openstack.nova_device_spec(policy)``: the ``[pci] device_spec`` values (JSON lines)."""
+    facts, policy, hostname, report_in_placement = _common(
+        "nova_device_spec", facts, policy, hostname, report_in_placement
+    )
     try:
         entries = parse_policy(policy)
         selection = select(hostname, _facts_of(facts), entries, bool(report_in_placement))
@@ -49,16 +67,20 @@ def nova_device_spec(facts, policy, hostname="localhost", report_in_placement=Fa
     return device_spec_values(selection)
 
 
+@filter_errors
 def nova_pci_alias(policy, hosts_facts=None):
     """``policy | accel.openstack.nova_pci_alias(hosts_facts)``: the ``[pci] alias`` values (JSON lines).
 
     ``hosts_facts`` maps host names to their facts; device types of entries without ``device_type``
     are taken from the devices they match there (type-PCI when they match none).
     """
+    policy = check("nova_pci_alias", "policy", policy, "list")
+    hosts_facts = check("nova_pci_alias", "hosts_facts", hosts_facts, "mapping", optional=True) or {}
     try:
         entries = parse_policy(policy)
         selections = {
-            name: select(name, _facts_of(facts), entries, False) for name, facts in (hosts_facts or {}).items()
+            name: select(name, _facts_of(facts, "nova_pci_alias", f"hosts_facts[{name!r}]"), entries, False)
+            for name, facts in hosts_facts.items()
         }
     except PolicyError as exc:
         raise AnsibleFilterError(f"nova_pci_alias: {exc}") from exc
@@ -68,17 +90,31 @@ def nova_pci_alias(policy, hosts_facts=None):
     return values
 
 
+@filter_errors
 def nova_compute_conf(facts, policy, hostname, report_in_placement=False):
     """``facts | accel.openstack.nova_compute_conf(policy, hostname)``: the nova-compute INI fragment text."""
+    facts, policy, hostname, report_in_placement = _common(
+        "nova_compute_conf", facts, policy, hostname, report_in_placement
+    )
     try:
         rendering = render_fleet(
             [HostInput(name=hostname, facts=_facts_of(facts))],
             policy,
-            Options(report_in_placement=bool(report_in_placement)),
+            Options(report_in_placement=report_in_placement),
         )
     except (PolicyError, RenderError) as exc:
         raise AnsibleFilterError(f"nova_compute_conf: {exc}") from exc
     return render_text(rendering.compute[hostname])
+
+
+def gpu_sharing_plan(devices, policy):
+    """``accel_pci_devices | accel.openstack.gpu_sharing_plan(policy)``: sriov_vfs/nvidia_vgpu/nvidia_mig calls."""
+    if not isinstance(devices, list):
+        raise AnsibleFilterError("gpu_sharing_plan: expected accel_pci_devices (a list) as input")
+    try:
+        return host_plan(devices, policy)
+    except PolicyError as exc:
+        raise AnsibleFilterError(f"gpu_sharing_plan: {exc}") from exc
 
 
 class FilterModule:
@@ -90,4 +126,5 @@ class FilterModule:
             "nova_device_spec": nova_device_spec,
             "nova_pci_alias": nova_pci_alias,
             "nova_compute_conf": nova_compute_conf,
+            "gpu_sharing_plan": gpu_sharing_plan,
         }

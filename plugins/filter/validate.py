@@ -49,6 +49,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 from ansible_collections.accel.openstack.plugins.plugin_utils.validation import (
     ValidationInputError,
     validate_requests,
@@ -56,15 +57,20 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.validation import 
 )
 
 
+@filter_errors
 def _validate_requests(requests, fleet, count_limit=64):
+    requests = list(check("validate_requests", "requests", requests, "list", optional=True) or [])
+    fleet = check("validate_requests", "fleet", fleet, "mapping")
+    count_limit = check("validate_requests", "count_limit", count_limit, "integer", minimum=1)
     try:
-        return validate_requests(fleet, list(requests or []), count_limit=int(count_limit))
+        return validate_requests(fleet, requests, count_limit=count_limit)
     except ValidationInputError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
+@filter_errors
 def _validation_report(results):
-    return validation_report(list(results or []))
+    return validation_report(list(check("validation_report", "results", results, "list", optional=True) or []))
 
 
 class FilterModule:

@@ -179,7 +179,7 @@ cache_timeout: 3600
 plugin: accel.openstack.fleet
 sources: [placement]
 auth_type: admin_token
-auth: {endpoint: "http://127.0.0.1:8778", token: admin}
+auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
 trait_patterns: ["CUSTOM_*", "HW_GPU_*", "COMPUTE_MANAGED_PCI_DEVICE"]
 """
 
@@ -324,6 +324,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
                 HAS_OPENSTACKSDK,
                 placement_client,
+                redact,
             )
         except ImportError as exc:  # pragma: no cover - the collection's own modules always import
             raise InventoryError(f"the Placement client could not be loaded: {exc}") from exc
@@ -333,14 +334,24 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 "(pip install openstacksdk) or remove placement from sources"
             )
         params = {name: self.get_option(name) for name in OPENSTACK_OPTIONS}
+        cloud = params.get("cloud")
+        if cloud is not None and not isinstance(cloud, str | dict):
+            raise InventoryError(
+                f"cloud is {type(cloud).__name__}; give the name of a cloud in clouds.yaml or a dict of "
+                "connection options"
+            )
+        # An inventory has no no_log: secrets are taken out of every message it raises.
         try:
             return fleet_snapshot(placement_client(params))
         except PlacementError as exc:
-            raise InventoryError(f"{exc} {self._placement_fix(params)}") from exc
+            raise InventoryError(redact(f"{exc} {self._placement_fix(params)}", params)) from None
         except Exception as exc:  # openstacksdk's config and keystoneauth errors
             raise InventoryError(
-                f"Placement could not be reached: {type(exc).__name__}: {exc}. {self._placement_fix(params)}"
-            ) from exc
+                redact(
+                    f"Placement could not be reached: {type(exc).__name__}: {exc}. {self._placement_fix(params)}",
+                    params,
+                )
+            ) from None
 
     @staticmethod
     def _placement_fix(params: dict) -> str:

@@ -29,6 +29,8 @@ options:
     description:
       - Arguments that must be on the command line, C(key) or C(key=value), one per item, without quotes
         or spaces. A present C(key=value) replaces every other value of C(key).
+      - "A key is letters, digits, C(_), C(-) and C(.); a value is letters, digits and C(. _ , : = + / @ % ~ ! -).
+        Anything else (whitespace, quotes, shell syntax, control characters) is refused."
     type: list
     elements: str
     default: []

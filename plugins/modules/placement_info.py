@@ -49,7 +49,7 @@ EXAMPLES = r"""
 - name: Snapshot the whole fleet for the solver
   accel.openstack.placement_info:
     auth_type: admin_token
-    auth: {endpoint: "http://127.0.0.1:8778", token: admin}
+    auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
   register: placement
 
 - name: Free GPUs per provider of one host

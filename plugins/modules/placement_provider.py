@@ -96,7 +96,7 @@ EXAMPLES = r"""
 - name: Add a GPU provider under the compute node, as nova-compute would report it
   accel.openstack.placement_provider:
     auth_type: admin_token
-    auth: {endpoint: "http://127.0.0.1:8778", token: admin}
+    auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
     name: gpu-node-1_0000:41:00.0
     parent: gpu-node-1
     inventories:
@@ -146,6 +146,7 @@ api_calls:
   sample: {GET: 2, POST: 1, PUT: 2}
 """
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import (
     MODES,
@@ -165,6 +166,9 @@ SPEC_KEYS = (
     "aggregates_mode",
     "state",
 )
+
+
+MAX_RETRIES_ALLOWED = 100
 
 
 class PlacementProviderModule(OpenStackModule):
@@ -188,6 +192,11 @@ class PlacementProviderModule(OpenStackModule):
     }
 
     def run(self) -> dict:
+        if not 0 <= self.params["max_retries"] <= MAX_RETRIES_ALLOWED:
+            raise AccelError(
+                f"max_retries is {self.params['max_retries']}; give 0 to {MAX_RETRIES_ALLOWED} (0 converges once "
+                "and fails on a concurrent change)"
+            )
         if self.params["providers"] is not None:
             specs = [
                 ProviderSpec.from_dict(entry, f"providers[{index}]")

@@ -44,7 +44,7 @@ EXAMPLES = r"""
     auth_type: admin_token
     auth:
       endpoint: http://127.0.0.1:8778
-      token: admin
+      token: "admin:admin"
     names:
       - CUSTOM_NVIDIA_A100
       - VGPU

@@ -7,10 +7,16 @@ module: vfio_pci
 short_description: Bind PCI devices to vfio-pci, persistently and by IOMMU group
 version_added: 0.1.0
 description:
-  - Hands PCI devices to C(vfio-pci) for full-device passthrough. The binding is persistent and by
-    vendor:product ID, so every device with the same ID is bound, and it is made per IOMMU group, so every
-    endpoint sharing a group with a selected device (the HDMI audio, USB and USB-C functions of a GPU) is
-    bound too. Bridges are never bound.
+  - Hands PCI devices to C(vfio-pci) for full-device passthrough, persistently and per IOMMU group. Every
+    endpoint sharing a group with a selected device (the HDMI audio, USB and USB-C functions of a GPU) is bound
+    too. Bridges are never bound.
+  - "A vendor:product goes into C(options vfio-pci ids=) only when every device with that ID on the host is
+    selected. When an ID is split (one card passed through, its twin kept for vGPU or MIG, or only some of
+    several identical cards asked for), the selected devices are bound by address instead, through a udev
+    rule (C(/etc/udev/rules.d/40-accel-openstack-vfio.rules)) that sets their C(driver_override) when they
+    appear at boot, so the other cards with the same ID stay on their driver."
+  - A device that a C(mode=vgpu) or C(mode=mig) policy entry keeps is never handed to vfio-pci; the module
+    fails, naming the entry and what would have taken the card.
   - "Writes C(/etc/modprobe.d/accel-openstack-vfio.conf) (C(options vfio-pci ids=...), a C(softdep ... pre: vfio-pci)
     for each driver that could claim the devices first, optional blacklists),
     C(/etc/modules-load.d/accel-openstack-vfio.conf), and the initramfs configuration (a marked block in
@@ -109,8 +115,8 @@ RETURN = r"""
 devices:
   description:
     - Every device that ends up on vfio-pci, with C(address), C(vendor_id), C(product_id), C(class_code),
-      C(iommu_group), C(driver) (now), C(requested) and C(reason) (V(requested), V(shares the IOMMU group),
-      V(same vendor:product)).
+      C(iommu_group), C(driver) (now), C(requested), C(reason) (V(requested), V(shares the IOMMU group)) and
+      C(bound_by) (V(id) or V(address)).
   returned: always
   type: list
   elements: dict
@@ -120,6 +126,15 @@ ids:
   type: list
   elements: str
   sample: ["10de:10f7", "10de:1ad6", "10de:1ad7", "10de:1e30"]
+by_address:
+  description: Devices bound through C(driver_override) (their vendor:product is split), not through C(ids=).
+  returned: always
+  type: list
+  elements: str
+iommu_needed:
+  description: Whether the host needs the IOMMU on (devices for passthrough, or vGPU/MIG cards in the policy).
+  returned: always
+  type: bool
 groups:
   description: The IOMMU groups involved, with their C(members) and the C(refused) ones (only with O(force)).
   returned: always

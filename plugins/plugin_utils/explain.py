@@ -18,6 +18,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
     RequestError,
     RequestGroup,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import (
     combine,
@@ -82,7 +83,7 @@ def _group_reason(fleet: Fleet, group: RequestGroup, root: str) -> str | None:
     return None
 
 
-def _root_reason(fleet: Fleet, request: Request, root: str) -> str:
+def _root_reason(fleet: Fleet, request: Request, root: str, budget: Budget) -> str:
     provider = fleet.providers[root]
     missing = sorted(request.root_required - provider.traits)
     if missing:
@@ -95,28 +96,30 @@ def _root_reason(fleet: Fleet, request: Request, root: str) -> str:
         if reason:
             return reason
     try:
-        found = group_candidates(fleet, request, {root})
+        found = group_candidates(fleet, request, {root}, budget)
     except NoCandidates as exc:
         return f"{exc.where}: {exc.why} (in this tree)"
-    if next(combine(fleet, request, found), None) is not None:
+    if next(combine(fleet, request, found, budget=budget), None) is not None:
         return "a candidate exists here"
     for relaxed, words in (
         ("capacity", "together they exceed a provider's capacity or max_unit"),
         ("isolate", "group_policy=isolate needs a different provider for each suffixed group"),
         ("same_subtree", "no combination keeps the same_subtree groups under one of their providers"),
     ):
-        if next(combine(fleet, request, found, relax=(relaxed,)), None) is not None:
+        if next(combine(fleet, request, found, relax=(relaxed,), budget=budget), None) is not None:
             return f"every group fits alone, but {words}"
     return "every group fits alone, but capacity, group_policy and same_subtree together rule out every combination"
 
 
 def explain(fleet: Fleet, request: Request, roots=None, unknown: bool = True) -> dict:
-    """Explain the request's answer for the given root uuids or names (default: all roots).
+    """Explain the request's answer for the given root uuids or names (default: all roots); one search
+    budget covers the whole explanation.
 
     ``unknown=False`` leaves the unknown names out (an empty list): a caller explaining many trees one at a
     time looks for close names once, on the whole fleet."""
+    budget = Budget()
     try:
-        candidates = solve(fleet, request)
+        candidates = solve(fleet, request, budget)
     except NoCandidates:
         candidates = []
     except RequestError as exc:
@@ -142,7 +145,7 @@ def explain(fleet: Fleet, request: Request, roots=None, unknown: bool = True) ->
                 "uuid": uuid,
                 "name": fleet.providers[uuid].name,
                 "fits": fits,
-                "reason": "a candidate uses this tree" if fits else _root_reason(fleet, request, uuid),
+                "reason": "a candidate uses this tree" if fits else _root_reason(fleet, request, uuid, budget),
             }
         )
     names = _unknown_names(fleet, request) if unknown else []

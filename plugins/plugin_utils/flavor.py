@@ -36,7 +36,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.suggest imp
 
 MAX_PLACEMENT_RESULTS = 1000
 # ResourceRequest.XS_KEYPAT: 'resources' or 'trait', an optional group suffix, ':', the name.
-GROUP_KEY = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$")
+GROUP_KEY = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)\Z")
 CPU_POLICIES = ("shared", "dedicated", "mixed")
 CPU_THREAD_POLICIES = ("prefer", "isolate", "require")
 EMULATOR_THREADS_POLICIES = ("share", "isolate")
@@ -334,7 +334,7 @@ def _alias_schema_problem(spec: Any) -> str | None:
     if not 1 <= len(spec["name"]) <= 256:
         return f"{spec['name']!r} is {'too short' if not spec['name'] else 'too long'}"
     for key in ("product_id", "vendor_id"):
-        if key in spec and not re.search(r"^([0-9a-fA-F]{1,4})$", spec[key]):
+        if key in spec and not re.search(r"^([0-9a-fA-F]{1,4})\Z", spec[key]):
             return f"{spec[key]!r} does not match '^([0-9a-fA-F]{{1,4}})$'"
     if "capability_type" in spec and spec["capability_type"] != "pci":
         return f"{spec['capability_type']!r} is not one of ['pci']"

@@ -619,7 +619,7 @@ def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, r
     else:
         viable = bool(viable_roots(fleet, request))
     if viable:
-        return allocation_candidates(fleet, request, roots_only)
+        return allocation_candidates(fleet, request, roots_only=roots_only)
     # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
     # until a group that no provider can serve alone ends the search.
     check_traits(fleet, sorted(request.root_required | request.root_forbidden))

@@ -14,6 +14,7 @@ Summaries are built once and shared by every answer: callers must not modify the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.standard im
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import type_name
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 # A snapshot's inventory that leaves max_unit out means what Placement means: no limit of its own.
@@ -89,10 +91,51 @@ class Provider:
         return hash(self.uuid)
 
 
-def _int(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise FleetError(f"{what} must be an integer, got {value!r}")
+# Placement's own lower bounds for each inventory field (its JSON schema): a snapshot that breaks them
+# was not read from Placement.
+_MINIMUMS = {"total": 1, "reserved": 0, "min_unit": 1, "max_unit": 1, "step_size": 1, "usage": 0}
+
+
+def _int(value, what: str, minimum: int | None = None) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not math.isfinite(value))
+        or int(value) != value
+    ):
+        raise FleetError(f"{what} must be an integer, got {type_name(value)} {value!r}")
+    if minimum is not None and value < minimum:
+        raise FleetError(f"{what} is {int(value)}; Placement takes {minimum} or more")
     return int(value)
+
+
+def _names(value, what: str) -> frozenset:
+    """A list of names (traits, aggregates); a string would be split into its characters, so it is refused."""
+    if value is None:
+        return frozenset()
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, list | tuple | set | frozenset):
+        raise FleetError(f"{what} must be a list of names, got {type_name(value)} {str(value)[:60]!r}")
+    bad = [v for v in value if not isinstance(v, str) or not v]
+    if bad:
+        raise FleetError(f"{what} must hold names (strings), got {bad[0]!r}")
+    return frozenset(value)
+
+
+def _known_names(value, owner: str, field: str, checked: dict) -> frozenset:
+    """``_names``, remembered for lists already read (only names pass, so an equal list is a list of the
+    same names); equal lists share one frozenset."""
+    if type(value) is list:
+        try:
+            key = tuple(value)
+            found = checked.get(key)
+        except TypeError:  # an element that cannot be a key is no name: let _names say so
+            key, found = None, None
+        if found is None:
+            found = _names(value, f"provider {owner}: {field}")
+            if key is not None:
+                checked[key] = found
+        return found
+    return _names(value, f"provider {owner}: {field}")
 
 
 def _inventory_fields(record: Mapping, used, where: str) -> tuple:
@@ -100,16 +143,16 @@ def _inventory_fields(record: Mapping, used, where: str) -> tuple:
         raise FleetError(f"{where}: an inventory needs at least 'total' (and may give {sorted(_INVENTORY_DEFAULTS)})")
     values = {**_INVENTORY_DEFAULTS, **{k: v for k, v in record.items() if v is not None}}
     ratio = values["allocation_ratio"]
-    if isinstance(ratio, bool) or not isinstance(ratio, int | float):
-        raise FleetError(f"{where}: allocation_ratio must be a number, got {ratio!r}")
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not math.isfinite(ratio) or ratio <= 0:
+        raise FleetError(f"{where}: allocation_ratio must be a positive number, got {ratio!r}")
     return (
-        _int(values["total"], f"{where}: total"),
-        _int(values["reserved"], f"{where}: reserved"),
-        _int(values["min_unit"], f"{where}: min_unit"),
-        _int(values["max_unit"], f"{where}: max_unit"),
-        max(_int(values["step_size"], f"{where}: step_size"), 1),
+        _int(values["total"], f"{where}: total", _MINIMUMS["total"]),
+        _int(values["reserved"], f"{where}: reserved", _MINIMUMS["reserved"]),
+        _int(values["min_unit"], f"{where}: min_unit", _MINIMUMS["min_unit"]),
+        _int(values["max_unit"], f"{where}: max_unit", _MINIMUMS["max_unit"]),
+        _int(values["step_size"], f"{where}: step_size", _MINIMUMS["step_size"]),
         float(ratio),
-        _int(used or 0, f"{where}: usage"),
+        _int(used or 0, f"{where}: usage", _MINIMUMS["usage"]),
     )
 
 
@@ -247,6 +290,7 @@ class Fleet:
                 depths.setdefault(member, base + distance)
         providers = []
         checked: dict = {}
+        names: dict = {}
         empty: dict = {}
         for uuid, record in seen.items():
             given_root = record.get("root_provider_uuid")
@@ -257,6 +301,9 @@ class Fleet:
                 )
             name = record.get("name") or uuid
             usages = record.get("usages") or empty
+            for field in ("inventories", "usages"):
+                if not isinstance(record.get(field) or empty, Mapping):
+                    raise FleetError(f"provider {name}: {field} must be a mapping of resource class to values")
             inventories = {
                 rc: _inventory(inv, usages.get(rc), name, rc, checked)
                 for rc, inv in (record.get("inventories") or empty).items()
@@ -268,12 +315,16 @@ class Fleet:
                     parents[uuid],
                     root,
                     inventories,
-                    frozenset(record.get("traits") or ()),
-                    frozenset(record.get("aggregates") or ()),
+                    _known_names(record.get("traits"), name, "traits", names),
+                    _known_names(record.get("aggregates"), name, "aggregates", names),
                     depths[uuid],
                 )
             )
-        return cls(providers, snapshot.get("traits") or (), snapshot.get("resource_classes") or ())
+        return cls(
+            providers,
+            _names(snapshot.get("traits"), "fleet traits"),
+            _names(snapshot.get("resource_classes"), "fleet resource_classes"),
+        )
 
     # -- queries -------------------------------------------------------------------------------
     def members_of(self, aggregates) -> set[str]:

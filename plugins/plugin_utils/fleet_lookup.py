@@ -12,17 +12,24 @@ from collections.abc import Callable
 
 from ansible.errors import AnsibleLookupError
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
 
 
 def run(lookup, terms, variables, kwargs, answer: Callable[[Fleet, Request], object]) -> list:
     lookup.set_options(var_options=variables, direct=kwargs)
+    name = getattr(lookup, "_load_name", "lookup").rsplit(".", 1)[-1]
     try:
+        for index, term in enumerate(terms):
+            check(name, f"term {index + 1}", term, "query")
         fleet = Fleet.from_snapshot(lookup.get_option("fleet"))
     except FleetError as exc:
-        raise AnsibleLookupError(f"fleet: {exc}") from exc
+        raise AnsibleLookupError(f"fleet: {exc}") from None
+    except AccelError as exc:
+        raise AnsibleLookupError(exc.msg) from None
     try:
         return [answer(fleet, Request.parse(term)) for term in terms]
-    except ValueError as exc:  # RequestError and any other refused input
-        raise AnsibleLookupError(str(exc)) from exc
+    except (AccelError, ValueError) as exc:  # RequestError, TooCombinatorial and any other refused input
+        raise AnsibleLookupError(str(exc)) from None

@@ -24,10 +24,10 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.uuids impor
 MICROVERSION = "1.39"
 _PREFIXES = ("resources", "required", "member_of", "in_tree")
 _SUFFIX = r"[a-zA-Z0-9_-]{1,64}"
-_KEY = re.compile(r"^(resources|required|member_of|in_tree)(" + _SUFFIX + r")?$")
+_KEY = re.compile(r"^(resources|required|member_of|in_tree)(" + _SUFFIX + r")?\Z")
 _KEY_REGEXES = sorted(f"^{prefix}({_SUFFIX})?$" for prefix in _PREFIXES)
 _REQUEST_WIDE = ("limit", "group_policy", "root_required", "same_subtree")
-_LIMIT = re.compile(r"^[1-9][0-9]*$")
+_LIMIT = re.compile(r"^[1-9][0-9]*\Z")
 _GROUP_POLICIES = ["none", "isolate"]
 _RESOURCES_FORM = "Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024."
 

@@ -76,7 +76,7 @@ def cyborg():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server, {"auth_type": "admin_token", "auth": {"endpoint": f"http://127.0.0.1:{server.server_port}/v2",
-                                                        "token": "admin"}}  # fmt: skip
+                                                        "token": "admin:admin"}}  # fmt: skip
     server.shutdown()
 
 

@@ -26,7 +26,7 @@ def osc(placement, *args: str):
     """The real `openstack` CLI with osc-placement, talking to the test Placement."""
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "openstack"),
-        "--os-auth-type", "admin_token", "--os-endpoint", placement.url, "--os-token", "admin",
+        "--os-auth-type", "admin_token", "--os-endpoint", placement.url, "--os-token", "admin:admin",
         "--os-placement-api-version", "1.39", *args, "-f", "json",
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)

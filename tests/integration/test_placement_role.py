@@ -28,7 +28,7 @@ def demo_dir(tmp_path_factory):
 def osc(placement, *args):
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "openstack"),
-        "--os-auth-type", "admin_token", "--os-endpoint", placement.url, "--os-token", "admin",
+        "--os-auth-type", "admin_token", "--os-endpoint", placement.url, "--os-token", "admin:admin",
         "--os-placement-api-version", "1.39", *args, "-f", "json",
     ]  # fmt: skip
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=60).stdout)

@@ -154,6 +154,28 @@ def make_host(dest: str, profile: str | dict, configured: bool = False) -> str:
     return dest
 
 
+def reboot(dest: str, profile: str) -> str:
+    """A simulated reboot of the root at ``dest``: fresh ``/sys``, ``/proc`` and GPU state from the profile
+    (VFs, vGPU types and MIG instances as firmware leaves them); everything else, /etc included, stays."""
+    import tempfile
+
+    from tests.support.fake_sysfs import build_root
+
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(dest))) as fresh:
+        build_root(profile, fresh)
+        for part in ("sys", "proc", "var/lib/fake-nvidia-smi/state.json", "var/lib/accel-openstack/nvidia-smi"):
+            source, target = os.path.join(fresh, part), os.path.join(dest, part)
+            if not os.path.lexists(source):
+                continue
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)
+            elif os.path.lexists(target):
+                os.unlink(target)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.move(source, target)
+    return dest
+
+
 def _preconfigure(dest: str, profile: str | dict) -> None:
     """Lay down what a finished run leaves on a host whose profile says it is already configured.
 
@@ -171,10 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     host = sub.add_parser("host", help="make one host root from the base and a hardware profile")
     host.add_argument("dest")
     host.add_argument("profile")
+    rebooted = sub.add_parser("reboot", help="give a host root a fresh /sys, /proc and GPU state (a reboot)")
+    rebooted.add_argument("dest")
+    rebooted.add_argument("profile")
     args = parser.parse_args(argv)
     try:
         if args.command == "base":
             print(base_tarball())
+        elif args.command == "reboot":
+            print(reboot(args.dest, args.profile))
         else:
             print(make_host(args.dest, args.profile))
     except DebianRootError as exc:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import copy
 import ipaddress
+import json
 import os
 import shutil
 import socket
 import struct
 import sys
-from xml.sax.saxutils import escape
 
 import yaml
 
@@ -186,7 +186,7 @@ def build_root(profile: dict | str, dest: str) -> str:
     _write_iommu(tree, profile, iommu, devices)
     _write_numa(tree, profile)
     _write_proc(tree, profile, routes, inet6, mounts)
-    _write_nvidia_smi(tree, devices)
+    _write_nvidia_smi(tree, profile, devices)
     _write_os(tree, profile)
     if profile.get("pci_ids", True):
         os.makedirs(tree.real("/usr/share/misc"), exist_ok=True)
@@ -380,53 +380,17 @@ def _write_os(tree, profile) -> None:
     tree.write("/etc/os-release", 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n')
 
 
-def _write_nvidia_smi(tree, devices) -> None:
+def _write_nvidia_smi(tree, profile, devices) -> None:
+    """The stateful nvidia-smi double's state and the outputs it renders (tests/support/fake_nvidia_smi.py)."""
+    from tests.support import fake_nvidia_smi
+
     gpus = [d for d in devices if d["vendor_id"] == "10de" and d["class_code"][:2] == "03" and not d.get("physfn")]
-    if not any(d.get("driver") == "nvidia" for d in gpus):
+    owned = [g for g in gpus if g.get("driver") == "nvidia"]  # nvidia-smi only sees GPUs the driver owns
+    if not owned:
         return  # no GPU on the nvidia driver: the host has no nvidia-smi to record
-    entries = []
-    for gpu in gpus:
-        if gpu.get("driver") != "nvidia":
-            continue  # nvidia-smi only sees GPUs that the nvidia driver owns
-        mig = gpu.get("mig") or {}
-        mode = mig.get("mode", {"current": "N/A", "pending": "N/A"})
-        bus_id = "0000" + gpu["address"].upper()
-        mig_devices = "".join(
-            f"<mig_device><index>{i}</index><gpu_instance_id>{inst['instance_id']}</gpu_instance_id>"
-            f"<compute_instance_id>0</compute_instance_id></mig_device>"
-            for i, inst in enumerate(mig.get("instances", []))
-        )
-        entries.append(
-            f'<gpu id="{bus_id}"><product_name>{escape(gpu.get("smi_name", "NVIDIA GPU"))}</product_name>'
-            f"<mig_mode><current_mig>{mode['current']}</current_mig><pending_mig>{mode['pending']}</pending_mig>"
-            f"</mig_mode><mig_devices>{mig_devices or 'None'}</mig_devices>"
-            f"<pci><pci_bus>{gpu['address'][5:7].upper()}</pci_bus><pci_bus_id>{bus_id}</pci_bus_id></pci></gpu>"
-        )
-        if mode["current"] == "Enabled":
-            rows = [
-                "+-------------------------------------------------------+",
-                "| GPU instances:                                        |",
-                "| GPU   Name             Profile  Instance   Placement  |",
-                "|                          ID       ID       Start:Size |",
-                "|=======================================================|",
-            ]
-            for inst in mig.get("instances", []):
-                start, size = str(inst["placement"]).split(":")
-                rows.append(
-                    f"|   {gpus.index(gpu)}  MIG {inst['profile']:<12} {inst['profile_id']:>4}"
-                    f"     {inst['instance_id']:>4}          {start}:{size}     |"
-                )
-            rows.append("+-------------------------------------------------------+")
-            if not mig.get("instances"):
-                rows = ["No GPU instances found: Not Found"]
-            tree.write(f"{NVIDIA_SMI_DIR}/mig-lgi/{gpu['address']}.txt", "\n".join(rows) + "\n")
-    xml = (
-        '<?xml version="1.0" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">\n<nvidia_smi_log>'
-        f"<driver_version>550.127.05</driver_version><attached_gpus>{len(entries)}</attached_gpus>"
-        + "".join(entries)
-        + "</nvidia_smi_log>\n"
-    )
-    tree.write(f"{NVIDIA_SMI_DIR}/q-x.xml", xml)
+    state = fake_nvidia_smi.initial_state(owned, nvidia_drm_loaded=bool(profile.get("nvidia_drm_loaded")))
+    tree.write(fake_nvidia_smi.STATE, json.dumps(state, indent=2, sort_keys=True))
+    fake_nvidia_smi.render_recorded(tree.dest, state)
 
 
 # -- command line --------------------------------------------------------------------------------------

@@ -170,7 +170,7 @@ def grub_base_values(host) -> tuple[dict[str, str], list[str]]:
     return values, unknown
 
 
-_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z")
 
 
 def _shell_assignments(text: str, env: dict[str, str]):

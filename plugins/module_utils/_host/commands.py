@@ -8,6 +8,10 @@ running system (not a chroot). Commands that only write files of the root (``upd
 *pending*: it is recorded in ``/var/lib/accel-openstack/pending-commands.json`` inside the root and
 reported on every run until it has run, so a failed or skipped command is never forgotten because
 the file that asked for it no longer changes.
+
+The record is read for the *keys* of pending commands only. What runs is always the command the
+module computed from its own configuration in this run; the ``argv`` stored in the file is a
+human-readable copy and is never executed, so editing the file cannot make a module run anything.
 """
 
 from __future__ import annotations
@@ -105,7 +109,10 @@ class HostCommands:
         except ValueError:
             self.host.warn(f"{PENDING_FILE}: not JSON; its pending commands are ignored")
             return []
-        return [d for d in data if isinstance(d, dict) and d.get("argv")] if isinstance(data, list) else []
+        if not isinstance(data, list):
+            self.host.warn(f"{PENDING_FILE}: not a list; its pending commands are ignored")
+            return []
+        return [d for d in data if isinstance(d, dict) and isinstance(d.get("key"), str) and d["key"]]
 
     def _save_pending(self, entries: list[dict]) -> bool:
         if self.check_mode:
@@ -150,17 +157,17 @@ class HostCommands:
                         }
                     )
                     known.add(command.key)
-        keys = {c.key for c in commands}
+        # What runs is the command computed now for a recorded key; the record's own argv never runs.
+        computed = {c.key: c for c in commands}
         remaining = []
         failure = None
         ran_any = False
         for entry in entries:
-            if entry.get("key") not in keys:
+            command = computed.get(entry.get("key"))
+            if command is None:
                 remaining.append(entry)
                 continue
-            command = Command(
-                list(entry["argv"]), entry.get("scope", MACHINE_SCOPE), entry.get("purpose", ""), entry["key"]
-            )
+            entry = {"argv": command.argv, "scope": command.scope, "purpose": command.purpose, "key": command.key}
             reason = self.why_not(command)
             if reason:
                 self.outcomes.append(Outcome(command.text, "pending", command.purpose, reason))

@@ -13,7 +13,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.root import 
 from ansible_collections.accel.openstack.plugins.module_utils._host.sysfs import HostHardware, PciDevice, read_host
 
 DEFAULT_DEVICE_CLASSES = ("03", "12")
-CLASS_PREFIX_RE = re.compile(r"^[0-9a-f]{2}([0-9a-f]{2}){0,2}$")
+CLASS_PREFIX_RE = re.compile(r"^[0-9a-f]{2}([0-9a-f]{2}){0,2}\Z")
 
 
 class DiscoveryError(AccelError):

@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import control_character
 
 OWNER_PREFIX = "# accel.openstack owns:"
-SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*\Z")
 KEY = re.compile(r"^\s*([^=:#;\s][^=:]*?)\s*[=:]")
 
 IniConfig = dict[str, dict[str, list[str]]]
@@ -33,21 +34,62 @@ class IniError(AccelError, ValueError):
 
 def _validate(desired: IniConfig) -> None:
     for section, keys in desired.items():
-        if not section or "]" in section or "\n" in section:
+        if not isinstance(section, str) or not section or "]" in section or control_character(section):
             raise IniError(f"section name {section!r} cannot be written in an INI file")
+        if not isinstance(keys, dict):
+            raise IniError(f"[{section}]: keys must be a mapping of key to a list of values")
         for key, values in keys.items():
-            if not key or "=" in key or "\n" in key or key.strip() != key:
+            if (
+                not isinstance(key, str)
+                or not key
+                or "=" in key
+                or ":" in key
+                or key.strip() != key
+                or key[0] in "#;["
+                or control_character(key)
+            ):
                 raise IniError(f"[{section}] key {key!r} cannot be written in an INI file")
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise IniError(f"[{section}] {key}: values must be a list of strings")
             for value in values:
-                if "\n" in value:
-                    raise IniError(f"[{section}] {key}: a value cannot span lines; got {value!r}")
+                char = control_character(value)
+                if char:
+                    raise IniError(
+                        f"[{section}] {key}: the value {value[:60]!r} contains the control character {char}; "
+                        "a value must stay on its own line (a carriage return or newline would let it start "
+                        "a new line or section that oslo.config reads)"
+                    )
+
+
+def split_lines(text: str, path: str = "the file") -> tuple[list[str], str]:
+    """(lines, newline) of an existing file, so it is written back with its own line endings.
+
+    Lines are split at ``\n`` only (as oslo.config and the shell read them), a file whose every line
+    ends in ``\r\n`` keeps ``\r\n``; a lone ``\r`` or a mix of endings is refused, because the readers
+    of the file disagree on where its lines are.
+    """
+    if not text:
+        return [], "\n"
+    body = text[:-1] if text.endswith("\n") else text
+    lines = body.split("\n")
+    crlf = sum(1 for line in lines[:-1] if line.endswith("\r")) + (1 if text.endswith("\r\n") else 0)
+    endings = len(lines) - 1 + (1 if text.endswith("\n") else 0)
+    newline = "\r\n" if endings and crlf == endings else "\n"
+    if newline == "\r\n":
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    if crlf and crlf != endings or any("\r" in line for line in lines):
+        raise IniError(
+            f"{path} mixes line endings or holds a carriage return inside a line; readers of the file "
+            "disagree on where its lines are, so it is left untouched: convert it to one line ending "
+            "(dos2unix) and run again",
+            path=path,
+        )
+    return lines, newline
 
 
 def owned_keys(text: str) -> set[tuple[str, str]]:
     """The (section, key) pairs the header comment says we own."""
-    for line in text.splitlines():
+    for line in text.split("\n"):
         if line.startswith(OWNER_PREFIX):
             owned = set()
             for item in line[len(OWNER_PREFIX) :].split():
@@ -68,9 +110,9 @@ class _Block:
     lines: list[str]
 
 
-def _parse(text: str) -> list[_Block]:
+def _parse(lines: list[str]) -> list[_Block]:
     blocks = [_Block(None, [])]
-    for line in text.splitlines():
+    for line in lines:
         match = SECTION.match(line)
         if match:
             blocks.append(_Block(match.group(1).strip(), [line]))
@@ -90,15 +132,16 @@ def _has_content(block: _Block) -> bool:
     return any(line.strip() and not line.lstrip().startswith(("#", ";")) for line in block.lines[1:])
 
 
-def update_text(current: str, desired: IniConfig) -> str:
-    """The new file text: ``current`` with our keys replaced by ``desired``."""
+def update_text(current: str, desired: IniConfig, path: str = "the file") -> str:
+    """The new file text: ``current`` with our keys replaced by ``desired``, in the file's line endings."""
     _validate(desired)
-    previous = owned_keys(current)
+    lines, newline = split_lines(current, path)
+    previous = owned_keys("\n".join(lines))
     wanted = {(s, k) for s, keys in desired.items() for k in keys}
     remove = previous | wanted
     if not remove:
         return current
-    blocks = _parse(current)
+    blocks = _parse(lines)
     # Drop our old header and every line of a key we own or want.
     blocks[0].lines = [line for line in blocks[0].lines if not line.startswith(OWNER_PREFIX)]
     touched: set[str] = set()
@@ -139,7 +182,7 @@ def update_text(current: str, desired: IniConfig) -> str:
         if block.name in created and out and out[-1].strip():
             out.append("")
         out.extend(block.lines)
-    return "\n".join(out) + "\n" if any(line.strip() for line in out) else ""
+    return newline.join(out) + newline if any(line.strip() for line in out) else ""
 
 
 def render_text(desired: IniConfig) -> str:

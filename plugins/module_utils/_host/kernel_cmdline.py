@@ -10,15 +10,15 @@ an argument that is *absent* removes its key (any value) or, given with a value,
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-
-KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
-# Written into shell-sourced files (GRUB's defaults) and command lines: no whitespace, quotes,
-# shell expansion or escapes.
-VALUE_FORBIDDEN = re.compile(r"[\s\"'`$\\]")
+from ansible_collections.accel.openstack.plugins.module_utils._names.kernel import (
+    ARG_KEY_RULE,
+    ARG_VALUE_RULE,
+    is_arg_key,
+    is_arg_value,
+)
 
 
 class KernelArgError(AccelError, ValueError):
@@ -50,18 +50,27 @@ class KernelArg:
 
 def parse_user_arg(text: str, option: str) -> KernelArg:
     """One argument as the user wrote it in ``option``; strict, with an error that names the fix."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise KernelArgError(f"{option}: a kernel argument is a string, got {type(text).__name__} {text!r}")
+    if not text.strip():
         raise KernelArgError(f"{option}: an empty kernel argument was given; remove it from the list")
-    if text != text.strip() or VALUE_FORBIDDEN.search(text):
+    if any(char.isspace() or char in "\"'`$\\" for char in text):
         raise KernelArgError(
             f"{option}: kernel argument {text!r} contains whitespace, a quote, '$', '`' or a backslash; "
             "give one argument per list item without quoting, e.g. 'vfio-pci.ids=10de:2330,10de:22a3'"
         )
     key, sep, value = text.partition("=")
-    if not KEY_RE.match(key):
+    if not is_arg_key(key):
         raise KernelArgError(
-            f"{option}: kernel argument {text!r} has the key {key!r}; a key is letters, digits, '_', '-' "
-            "and '.', e.g. 'intel_iommu' or 'vfio-pci.ids'"
+            f"{option}: kernel argument {text!r} has the key {key!r}; a key is {ARG_KEY_RULE}, "
+            "e.g. 'intel_iommu' or 'vfio-pci.ids'"
+        )
+    if sep and not is_arg_value(value):
+        raise KernelArgError(
+            f"{option}: kernel argument {text!r} has a value with characters the kernel does not take from "
+            f"this module (whitespace, quotes, control characters or shell syntax such as ; | & < > $); a value "
+            f"is {ARG_VALUE_RULE}: give one argument per list item without quoting, "
+            "e.g. 'vfio-pci.ids=10de:2330,10de:22a3'"
         )
     if key == "--":
         raise KernelArgError(f"{option}: '--' ends the kernel's arguments; it cannot be managed here")

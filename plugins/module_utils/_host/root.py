@@ -30,6 +30,9 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 
 MAX_READ = 1 << 20  # bytes read from one file unless the caller asks for more
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+# Entries listed from one directory: far above any real sysfs (a host with 64 PFs of 256 VFs lists
+# 16k devices), low enough that a hostile tree cannot make discovery walk without end.
+MAX_ENTRIES = 32768
 
 
 class HostRootError(AccelError):
@@ -181,9 +184,17 @@ class HostRoot:
             return False
         return os.path.isfile(real) and os.access(real, os.X_OK)
 
-    def listdir(self, host_path: str, missing_ok: bool = True) -> list[str]:
+    def listdir(self, host_path: str, missing_ok: bool = True, limit: int = MAX_ENTRIES) -> list[str]:
+        """The sorted names in a directory, at most ``limit`` of them (a warning says when it was cut)."""
         try:
-            return sorted(os.listdir(self.path(host_path)))
+            names = []
+            with os.scandir(self.path(host_path)) as entries:
+                for entry in entries:
+                    if len(names) >= limit:
+                        self.warn(f"{host_path}: more than {limit} entries; only the first {limit} are read")
+                        break
+                    names.append(entry.name)
+            return sorted(names)
         except FileNotFoundError:
             if not missing_ok:
                 self.warn(f"{host_path}: missing")
@@ -354,7 +365,8 @@ class HostRoot:
             info = os.stat(real)
             if not stat.S_ISREG(info.st_mode):
                 raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}, not a sysfs attribute; not written")
-            fd = os.open(real, os.O_WRONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            # O_TRUNC as a shell's "echo N > attr": sysfs ignores it; a plain file (a fake tree) then holds the value
+            fd = os.open(real, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
             try:
                 os.write(fd, value.encode("ascii"))
             finally:

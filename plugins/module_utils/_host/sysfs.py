@@ -15,9 +15,14 @@ from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_normal_address
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import is_decimal
 
-HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})$")
-CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})$")
+# The most CPUs a list may name (the kernel's NR_CPUS tops out at 8192); a hostile ``0-4294967295``
+# is refused instead of being expanded.
+MAX_CPUS = 1 << 16
+
+HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})\Z")
+CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})\Z")
 BRIDGE_CLASS_PREFIXES = ("0600", "0604", "0609")
 VFIO_DRIVERS = ("vfio-pci", "pci-stub")
 
@@ -101,18 +106,20 @@ class HostHardware:
 
 
 # -- small parsers ---------------------------------------------------------------------------------
-def parse_int_list(text: str) -> list[int]:
-    """``0-3,8,10-11`` -> [0, 1, 2, 3, 8, 10, 11]; raises ValueError on garbage."""
+def parse_int_list(text: str, limit: int = MAX_CPUS) -> list[int]:
+    """``0-3,8,10-11`` -> [0, 1, 2, 3, 8, 10, 11]; raises ValueError on garbage or more than ``limit``."""
     out: list[int] = []
     for part in text.strip().split(","):
         part = part.strip()
         if not part:
             continue
         lo, sep, hi = part.partition("-")
-        if sep:
-            out.extend(range(int(lo), int(hi) + 1))
-        else:
-            out.append(int(lo))
+        if not is_decimal(lo) or (sep and not is_decimal(hi)):
+            raise ValueError(f"{part!r} is not a number or a range of numbers")
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last < first or len(out) + last - first + 1 > limit:
+            raise ValueError(f"{part!r} is a reversed range or names more than {limit} CPUs")
+        out.extend(range(first, last + 1))
     return out
 
 
@@ -170,7 +177,7 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
     physfn = _link_name(host, f"{path}/physfn")
     dev.physfn = physfn if physfn and is_normal_address(physfn) else None
     entries = host.listdir(path)
-    virtfns = sorted((int(e[6:]), e) for e in entries if e.startswith("virtfn") and e[6:].isdigit())
+    virtfns = sorted((int(e[6:]), e) for e in entries if e.startswith("virtfn") and is_decimal(e[6:]))
     for _unused, entry in virtfns:
         vf = _link_name(host, f"{path}/{entry}")
         if vf and is_normal_address(vf):
@@ -204,7 +211,7 @@ def _read_mdev_types(host: HostRoot, base: str) -> list[MdevType]:
     return out
 
 
-_VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*$")
+_VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*\Z")
 
 
 def _read_nvidia_vf_types(host: HostRoot, base: str) -> list[MdevType]:
@@ -235,7 +242,7 @@ def _read_nvidia_vf_types(host: HostRoot, base: str) -> list[MdevType]:
 def read_numa_nodes(host: HostRoot) -> list[NumaNode]:
     nodes = []
     for entry in host.listdir("/sys/devices/system/node"):
-        if not (entry.startswith("node") and entry[4:].isdigit()):
+        if not (entry.startswith("node") and is_decimal(entry[4:])):
             continue
         base = f"/sys/devices/system/node/{entry}"
         cpulist = host.read_attr(f"{base}/cpulist")
@@ -282,7 +289,7 @@ def read_host(host: HostRoot) -> HostHardware:
             devices[address] = device
     groups: dict[int, list[str]] = {}
     for name in host.listdir("/sys/kernel/iommu_groups"):
-        if not name.isdigit():
+        if not is_decimal(name):
             continue
         members = [m for m in host.listdir(f"/sys/kernel/iommu_groups/{name}/devices") if is_normal_address(m)]
         if members:

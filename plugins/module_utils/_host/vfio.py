@@ -3,15 +3,17 @@
 """Persistent (and optionally immediate) binding of PCI devices to vfio-pci, by IOMMU group.
 
 :func:`plan` reads the host and returns a :class:`VfioPlan`: the devices that end up on vfio-pci (the
-requested ones, every endpoint of their IOMMU groups, and every other device with the same
-vendor:product, since ``options vfio-pci ids=`` binds by ID), the refusals, and the file contents.
+requested ones and every endpoint of their IOMMU groups), the refusals, and the file contents. A
+vendor:product goes into ``options vfio-pci ids=`` only when every device with that ID is selected;
+when an ID is split (one GPU passed through, its twin kept for vGPU or MIG), the selected devices are
+bound by address instead: a udev rule sets their ``driver_override`` to vfio-pci when they appear at
+boot, so the other devices with the same ID stay on their driver.
 :func:`configure` applies the plan's :class:`FileChange` list and nothing else.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -24,17 +26,21 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.commands imp
     run_once,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange, apply_all, diffs
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import split_lines
+from ansible_collections.accel.openstack.plugins.module_utils._names.kernel import is_module_name
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, is_pci_id, normalize_address
 
 MODPROBE_FILE = "/etc/modprobe.d/accel-openstack-vfio.conf"
 MODULES_LOAD_FILE = "/etc/modules-load.d/accel-openstack-vfio.conf"
 INITRAMFS_TOOLS_MODULES = "/etc/initramfs-tools/modules"
 DRACUT_FILE = "/etc/dracut.conf.d/accel-openstack-vfio.conf"
+# Before 80-drivers.rules, so driver_override is set before udev loads and probes the device's driver.
+UDEV_RULES_FILE = "/etc/udev/rules.d/40-accel-openstack-vfio.rules"
+SHARED_GPU_MODES = ("vgpu", "mig")
 BLOCK_BEGIN = "# BEGIN accel.openstack vfio-pci (managed by accel.openstack.vfio_pci)"
 BLOCK_END = "# END accel.openstack vfio-pci"
 VFIO_MODULES = ("vfio", "vfio_iommu_type1", "vfio_pci")
 HEADER = "# PCI devices handed to vfio-pci for passthrough; managed by accel.openstack.vfio_pci.\n"
-MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 # A driver's name in sysfs is not always its module's name.
 DRIVER_MODULES = {"xhci_hcd": "xhci_pci", "nvidia-gpu": "i2c_nvidia_gpu", "ucsi_ccg": "ucsi_ccg"}
 NOT_COMPETING = ("vfio_pci", "pci_stub", "pcieport")
@@ -48,6 +54,7 @@ class VfioInputError(AccelError, ValueError):
 class VfioPlan:
     devices: list[dict]  # every device that ends up on vfio-pci
     ids: list[str]
+    by_address: list[str]  # bound through driver_override because their ID is split
     groups: list[safety.GroupPlan]
     refusals: list[safety.SafetyRefusal]
     files: list[FileChange] = field(default_factory=list)
@@ -61,8 +68,11 @@ def _is_vendor_product(text: str) -> bool:
     return bool(sep) and is_pci_id(vendor) and is_pci_id(product)
 
 
-def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], list[str]]:
+def select(
+    hardware, devices: list[str], policy_entries, requested_by: dict | None = None
+) -> tuple[list[str], list[str]]:
     """Addresses asked for (by address, by ID, or by passthrough policy entries); and warnings."""
+    requested_by = {} if requested_by is None else requested_by
     chosen: list[str] = []
     warnings: list[str] = []
     for item in devices or []:
@@ -77,6 +87,8 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
                     f"devices: no PCI device with the ID {text} on this host; check it with lspci -nn "
                     "or leave it out for this host"
                 )
+            for address in matches:
+                requested_by.setdefault(address, f"devices item {text}")
             chosen += [a for a in matches if a not in chosen]
         elif is_address(text):
             address = normalize_address(text)
@@ -85,6 +97,7 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
                     f"devices: {text} is not a PCI device on this host (no /sys/bus/pci/devices/{address}); "
                     "check the address with lspci -D"
                 )
+            requested_by.setdefault(address, f"devices item {text}")
             if address not in chosen:
                 chosen.append(address)
         else:
@@ -106,38 +119,104 @@ def select(hardware, devices: list[str], policy_entries) -> tuple[list[str], lis
         ]
         if not matches:
             warnings.append(f"{entry.label}: no {entry.vendor_id}:{entry.product_id} device on this host")
+        for address in matches:
+            requested_by.setdefault(address, entry.label)
         chosen += [a for a in matches if a not in chosen]
     return chosen, warnings
 
 
 def expand(hardware, requested: list[str]) -> list[str]:
-    """Requested devices plus their group's endpoints plus every device sharing an ID with them."""
+    """Requested devices plus every endpoint of their IOMMU groups (bridges excepted)."""
     selected = list(requested)
-    for _round in range(16):
-        ids = {(hardware.devices[a].vendor_id, hardware.devices[a].product_id) for a in selected}
-        grown = list(selected)
-        for address, device in sorted(hardware.devices.items()):
-            if (device.vendor_id, device.product_id) in ids and address not in grown:
-                grown.append(address)
-        for address in list(grown):
-            device = hardware.devices[address]
-            if device.iommu_group is None:
-                continue
-            for member in hardware.iommu_groups.get(device.iommu_group, []):
-                peer = hardware.devices.get(member)
-                if peer is not None and not peer.is_bridge and member not in grown:
-                    grown.append(member)
-        if grown == selected:
-            break
-        selected = grown
+    for address in list(selected):
+        device = hardware.devices[address]
+        if device.iommu_group is None:
+            continue
+        for member in hardware.iommu_groups.get(device.iommu_group, []):
+            peer = hardware.devices.get(member)
+            if peer is not None and not peer.is_bridge and member not in selected:
+                selected.append(member)
     return sorted(selected)
 
 
-def _module_of(host, driver: str) -> str:
+def split_ids(hardware, selected: list[str]) -> tuple[list[str], list[str]]:
+    """(IDs every device of which is selected: bound with ``ids=``; addresses bound by driver_override)."""
+    ids, by_address = set(), []
+    for address in selected:
+        device = hardware.devices[address]
+        twins = [
+            a
+            for a, d in hardware.devices.items()
+            if (d.vendor_id, d.product_id) == (device.vendor_id, device.product_id)
+        ]
+        if all(t in selected for t in twins):
+            ids.add(f"{device.vendor_id}:{device.product_id}")
+        else:
+            by_address.append(address)
+    return sorted(ids), sorted(by_address)
+
+
+def shared_gpu_conflicts(hardware, selected: list[str], requested_by: dict, policy_entries) -> list[str]:
+    """Messages for devices a vGPU or MIG entry keeps that this plan would hand to vfio-pci."""
+    out = []
+    for entry in policy_entries or []:
+        if entry.mode not in SHARED_GPU_MODES:
+            continue
+        for address in selected:
+            device = hardware.devices[address]
+            if entry.matches_ids(device.vendor_id, device.product_id) and entry.matches_address(address):
+                by = requested_by.get(address) or "the IOMMU group of a passthrough device"
+                out.append(
+                    f"{address} is kept for {entry.mode} by {entry.label}, but {by} would hand it to vfio-pci; "
+                    "give the entries addresses so each card is in one entry, or move the card out of the "
+                    "passthrough device's IOMMU group"
+                )
+    return out
+
+
+def render_udev_rules(addresses: list[str]) -> str:
+    lines = [
+        "# PCI devices handed to vfio-pci by address (their vendor:product is shared with devices that stay",
+        "# on their driver); managed by accel.openstack.vfio_pci.",
+    ]
+    lines += [f'ACTION=="add", SUBSYSTEM=="pci", KERNEL=="{a}", ATTR{{driver_override}}="vfio-pci"' for a in addresses]
+    return "\n".join(lines) + "\n"
+
+
+def iommu_needed(hardware, selected: list[str], policy_entries) -> bool:
+    """Passthrough devices, or vGPU/MIG cards (SR-IOV vGPU and mdevs need the IOMMU too)."""
+    if selected:
+        return True
+    for entry in policy_entries or []:
+        if entry.mode in SHARED_GPU_MODES and any(
+            entry.matches_ids(d.vendor_id, d.product_id) and entry.matches_address(a)
+            for a, d in hardware.devices.items()
+        ):
+            return True
+    return False
+
+
+def _module_of(host, driver: str) -> str | None:
+    """The kernel module behind a driver, or None (with a warning) when sysfs gives no usable name.
+
+    Both the driver's name and its ``module`` link come from the host's sysfs; a name reaches a
+    modprobe.d ``softdep`` line only when it matches the module name grammar.
+    """
+    if not is_module_name(driver):
+        host.warn(
+            f"a device's driver link names {driver[:60]!r}, which is not a kernel module name; "
+            "no softdep is written for it"
+        )
+        return None
     link = host.readlink(f"/sys/bus/pci/drivers/{driver}/module")
-    if link:
-        return link.rstrip("/").rsplit("/", 1)[-1]
-    return DRIVER_MODULES.get(driver, driver.replace("-", "_"))
+    name = link.rstrip("/").rsplit("/", 1)[-1] if link else DRIVER_MODULES.get(driver, driver.replace("-", "_"))
+    if not is_module_name(name):
+        host.warn(
+            f"/sys/bus/pci/drivers/{driver}/module names {name[:60]!r}, which is not a kernel module name; "
+            "no softdep is written for it"
+        )
+        return None
+    return name
 
 
 def competing_modules(host, hardware, addresses: list[str]) -> list[str]:
@@ -147,7 +226,9 @@ def competing_modules(host, hardware, addresses: list[str]) -> list[str]:
         device = hardware.devices[address]
         names = []
         if device.driver:
-            names.append(_module_of(host, device.driver))
+            module = _module_of(host, device.driver)
+            if module:
+                names.append(module)
         cls = device.class_code or ""
         if cls.startswith("03") and device.vendor_id == "10de":
             names += ["nvidia", "nouveau"]
@@ -164,36 +245,61 @@ def competing_modules(host, hardware, addresses: list[str]) -> list[str]:
 
 
 def render_modprobe(ids: list[str], softdeps: list[str], blacklist: list[str]) -> str:
-    lines = [HEADER.rstrip("\n"), f"options vfio-pci ids={','.join(ids)}"]
+    lines = [HEADER.rstrip("\n")] + ([f"options vfio-pci ids={','.join(ids)}"] if ids else [])
     lines += [f"softdep {m} pre: vfio-pci" for m in softdeps]
     lines += [f"blacklist {m}" for m in blacklist]
     return "\n".join(lines) + "\n"
 
 
-def _with_block(text: str | None, body: list[str] | None) -> str | None:
-    """``text`` with our marked block set to ``body`` (or removed); lines outside it are kept as they are."""
-    lines = (text or "").splitlines()
-    if BLOCK_BEGIN in lines and BLOCK_END in lines[lines.index(BLOCK_BEGIN) :]:
-        start = lines.index(BLOCK_BEGIN)
-        end = lines.index(BLOCK_END, start)
-        lines = lines[:start] + lines[end + 1 :]
+def _with_block(text: str | None, body: list[str] | None, path: str = INITRAMFS_TOOLS_MODULES) -> str | None:
+    """``text`` with our marked block set to ``body`` (or removed); lines outside it are kept as they are.
+
+    The block is ours only when it is whole: one begin marker, one end marker after it, and nothing
+    between them but module names this module writes. A damaged block (a marker missing, doubled or out
+    of order, or foreign lines inside) is refused rather than guessed at, so no line of the operator's is
+    ever deleted. The file keeps its line endings (``\r\n`` stays ``\r\n``).
+    """
+    lines, newline = split_lines(text or "", path)
+    begins = [i for i, line in enumerate(lines) if line.strip() == BLOCK_BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.strip() == BLOCK_END]
+    if begins or ends:
+        damaged = len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]
+        inside = [] if damaged else [line.strip() for line in lines[begins[0] + 1 : ends[0]]]
+        foreign = [line for line in inside if line and line not in VFIO_MODULES]
+        if damaged or foreign:
+            what = (
+                f"lines that are not ours inside it ({', '.join(repr(f) for f in foreign[:3])})"
+                if foreign
+                else f"{len(begins)} begin and {len(ends)} end markers"
+            )
+            raise VfioInputError(
+                f"{path}: the block marked {BLOCK_BEGIN!r} is damaged ({what}); it is left untouched so "
+                "none of your lines are deleted: remove the markers and the block's module lines by hand "
+                "and run again",
+                path=path,
+            )
+        lines = lines[: begins[0]] + lines[ends[0] + 1 :]
     if body:
         lines += [BLOCK_BEGIN] + body + [BLOCK_END]
     if text is None and not body:
         return None
-    return "\n".join(lines) + "\n" if lines else ""
+    return newline.join(lines) + newline if lines else ""
 
 
 def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
     for name in params.get("blacklist") or []:
-        if not MODULE_RE.match(name):
+        if not is_module_name(name):
             raise VfioInputError(f"blacklist: {name!r} is not a kernel module name (letters, digits, '_', '-')")
-    requested, warnings = select(hardware, params.get("devices") or [], policy_entries)
+    requested_by: dict = {}
+    requested, warnings = select(hardware, params.get("devices") or [], policy_entries, requested_by)
     selected = expand(hardware, requested)
+    conflicts = shared_gpu_conflicts(hardware, selected, requested_by, policy_entries)
+    if conflicts:
+        raise VfioRefused(" | ".join(conflicts))
     needs = safety.host_needs(host, hardware)
     groups = safety.plan_groups(hardware, selected, needs, params.get("allow_drivers"))
     refused = safety.refusals(groups)
-    ids = sorted({f"{hardware.devices[a].vendor_id}:{hardware.devices[a].product_id}" for a in selected})
+    ids, by_address = split_ids(hardware, selected)
     devices = []
     for address in selected:
         device = hardware.devices[address]
@@ -206,11 +312,8 @@ def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
                 "iommu_group": device.iommu_group,
                 "driver": device.driver,
                 "requested": address in requested,
-                "reason": "requested"
-                if address in requested
-                else (
-                    "shares the IOMMU group" if _shares_group(hardware, address, requested) else "same vendor:product"
-                ),
+                "reason": "requested" if address in requested else "shares the IOMMU group",
+                "bound_by": "address" if address in by_address else "id",
             }
         )
     if selected and not hardware.iommu_enabled:
@@ -218,12 +321,13 @@ def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
             "the IOMMU is off on the running kernel, so the IOMMU groups are unknown: the configuration is "
             "written for the next boot, and the group check runs again once the IOMMU is on"
         )
-    result = VfioPlan(devices, ids, groups, refused, warnings=warnings)
+    result = VfioPlan(devices, ids, by_address, groups, refused, warnings=warnings)
     softdeps = competing_modules(host, hardware, selected)
     blacklist = sorted(set(params.get("blacklist") or []))
     result.files.append(
         FileChange.of(host, MODPROBE_FILE, render_modprobe(ids, softdeps, blacklist) if selected else None)
     )
+    result.files.append(FileChange.of(host, UDEV_RULES_FILE, render_udev_rules(by_address) if by_address else None))
     result.files.append(
         FileChange.of(host, MODULES_LOAD_FILE, (HEADER + "\n".join(VFIO_MODULES) + "\n") if selected else None)
     )
@@ -260,11 +364,6 @@ def plan(host, hardware, finder, params: dict, policy_entries=None) -> VfioPlan:
                 0, Command(["modprobe", "vfio-pci"], MACHINE_SCOPE, "load vfio-pci to bind now", key="modprobe-vfio")
             )
     return result
-
-
-def _shares_group(hardware, address: str, requested: list[str]) -> bool:
-    group = hardware.devices[address].iommu_group
-    return group is not None and any(hardware.devices[r].iommu_group == group for r in requested)
 
 
 def bind_now(host, entry: dict) -> None:
@@ -329,6 +428,8 @@ def configure(host, commands, hardware, params: dict, policy_entries=None) -> di
         "changed": bool(files_changed) or ran or bool(bound),
         "devices": vfio_plan.devices,
         "ids": vfio_plan.ids,
+        "by_address": vfio_plan.by_address,
+        "iommu_needed": iommu_needed(hardware, [d["address"] for d in vfio_plan.devices], policy_entries),
         "groups": [
             {"group": g.group, "members": [m.address for m in g.members], "refused": [m.address for m in g.refused]}
             for g in vfio_plan.groups

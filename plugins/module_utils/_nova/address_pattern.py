@@ -33,7 +33,7 @@ REGEX_ANY = ".*"
 FIELDS = ("domain", "bus", "slot", "function")
 # Largest value and printed width of each field, as Nova checks and writes them.
 LIMITS = {"domain": (0xFFFF, 4), "bus": (0xFF, 2), "slot": (0x1F, 2), "function": (0x7, 1)}
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_HEX = re.compile(r"^[0-9a-fA-F]+\Z")
 EXAMPLES = "'0000:41:00.0', a glob such as '0000:41:00.*', or regexes such as {bus: '4[1-3]', function: '0'}"
 
 

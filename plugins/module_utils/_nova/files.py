@@ -29,11 +29,17 @@ provider config file is ours entirely (JSON, which is YAML and needs no YAML lib
 from __future__ import annotations
 
 import json
+import shlex
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import (
+    component_problem,
+    directory_problem,
+    text_problem,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     LAYOUTS,
     NOVA_DEFAULT_FILTERS,
@@ -147,7 +153,7 @@ def read_ini(text: str, skip_owned: bool = True) -> IniConfig:
     owned = owned_keys(text) if skip_owned else set()
     config: IniConfig = {}
     section = None
-    for line in text.splitlines():
+    for line in text.split("\n"):
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";")):
             continue
@@ -262,7 +268,7 @@ def plan_files(root: HostRoot, wanted: list[tuple[str, str, object]], mode: int 
     changes = []
     for path, kind, content in wanted:
         before = root.read_existing(path)
-        after = update_text(before or "", content) if kind == "ini" else content
+        after = update_text(before or "", content, path) if kind == "ini" else content
         changes.append(FileChange(path, before, after or None, mode))
     check_report_in_placement(changes)
     return changes
@@ -289,8 +295,52 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
     return hosts
 
 
+def check_names(params: dict) -> None:
+    """Refuse every name that becomes a path (or a word of the printed command) unless it is plain.
+
+    Host names and the file name are single path components (no ``/``, no ``..``, no control
+    characters), the directories absolute paths without ``..``: a file is only ever written in the
+    directory the options name.
+    """
+    problems = []
+    for index, raw in enumerate(params.get("hosts") or [], start=1):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        problem = component_problem(name) if name is not None else None
+        if problem:
+            problems.append(f"hosts[{index}].name {name!r} {problem}")
+        hypervisor = raw.get("hypervisor_hostname") if isinstance(raw, dict) else None
+        problem = text_problem(hypervisor) if hypervisor is not None else None
+        if problem:
+            problems.append(f"hosts[{index}].hypervisor_hostname {hypervisor!r} {problem}")
+    for option in ("host", "file_name"):
+        value = params.get(option)
+        problem = component_problem(value) if value is not None else None
+        if problem:
+            problems.append(f"{option} {value!r} {problem}")
+    for index, name in enumerate(params.get("kolla_control_hosts") or [], start=1):
+        problem = component_problem(name)
+        if problem:
+            problems.append(f"kolla_control_hosts[{index}] {name!r} {problem}")
+    for option in ("config_dir", "provider_config_dir"):
+        value = params.get(option)
+        problem = directory_problem(value) if value is not None else None
+        if problem:
+            problems.append(f"{option} {value!r} {problem}")
+    inventory = params.get("kolla_inventory")
+    problem = text_problem(inventory) if inventory is not None else None
+    if problem:
+        problems.append(f"kolla_inventory {inventory!r} {problem}")
+    if problems:
+        raise LayoutError(
+            "names that become paths must be plain, so no file is written outside its directory: "
+            + "; ".join(problems),
+            errors=problems,
+        )
+
+
 def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FileChange]]:
     """Render for the module parameters and plan every file; raises the domain errors."""
+    check_names(params)
     layout = params["layout"]
     config_dir = params.get("config_dir") or DEFAULT_DIRS[layout]
     kolla_globals = dict(params.get("kolla_globals") or {})
@@ -340,5 +390,5 @@ def reconfigure_command(hosts: list[str], inventory: str | None = None) -> str |
     """The Kolla-Ansible command that makes Nova read the changed files, or None when nothing changed."""
     if not hosts:
         return None
-    inventory_part = f"-i {inventory} " if inventory else ""
-    return f"kolla-ansible reconfigure {inventory_part}-t nova --limit {','.join(hosts)}"
+    inventory_part = f"-i {shlex.quote(inventory)} " if inventory else ""
+    return f"kolla-ansible reconfigure {inventory_part}-t nova --limit {shlex.quote(','.join(hosts))}"

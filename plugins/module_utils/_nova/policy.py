@@ -18,7 +18,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.pci import 
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.address_pattern import AddressPattern
 
-MODES = ("passthrough", "vgpu", "none")
+MODES = ("passthrough", "vgpu", "mig", "none")
 KNOWN_KEYS = (
     "name",
     "vendor_id",
@@ -34,12 +34,15 @@ KNOWN_KEYS = (
     "live_migratable",
     "managed",
     "max_instances",
+    "mig_layout",
+    "vfs",
+    "sriov_numvfs",
 )
 # Keys that only mean something for one mode.
 PASSTHROUGH_ONLY = ("resource_class", "numa_policy", "device_type", "live_migratable")
 VGPU_ONLY = ("mdev_type", "mdev_class", "max_instances")
-ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}$")
-MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}\Z")
+MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 TRUE_STRINGS = ("true", "yes", "on", "1")
 FALSE_STRINGS = ("false", "no", "off", "0")
 # Nova's device_spec tags for one-time-use devices and Neutron SR-IOV (parsed by _parse_nova_tags).
@@ -78,6 +81,9 @@ class PolicyEntry:
     live_migratable: bool | None = None
     managed: bool | None = None
     max_instances: int | None = None
+    mig_layout: tuple[dict, ...] = ()
+    vfs: int | None = None
+    sriov_numvfs: int | None = None
     # Every addresses item as Nova reads it (exact, glob or regex); ``addresses`` holds the exact ones.
     address_patterns: tuple[AddressPattern, ...] = ()
     # Nova's device_spec tags (see :func:`_parse_nova_tags`).
@@ -90,6 +96,11 @@ class PolicyEntry:
     @property
     def label(self) -> str:
         return f"device policy entry {self.index} (name: {self.name})"
+
+    @property
+    def is_vgpu(self) -> bool:
+        """Nova sees this entry as vGPU: mode vgpu, or MIG-backed vGPU (mode mig with mdev_type)."""
+        return self.mode == "vgpu" or (self.mode == "mig" and self.mdev_type is not None)
 
     def matches_ids(self, vendor_id: str | None, product_id: str | None) -> bool:
         return vendor_id == self.vendor_id and product_id == self.product_id
@@ -138,6 +149,33 @@ def _hex4(label: str, key: str, value: object, example: str, errors: list[str]) 
         errors.append(f'{label}: {key} {value!r} is not 4 hex digits; write it as lspci -nn shows it, e.g. "{example}"')
         return None
     return value.lower()
+
+
+def _mig_layout(label: str, mode: object, layout: object, errors: list[str]) -> tuple[dict, ...]:
+    """Shape checks only; whether the layout fits is decided per GPU model on the host (nvidia_mig)."""
+    if mode != "mig":
+        if layout is not None:
+            errors.append(f"{label}: mig_layout applies to mode mig only; remove it or set mode: mig")
+        return ()
+    example = "[{profile: 1g.10gb, count: 7}]"
+    if not isinstance(layout, list) or not layout:
+        errors.append(f"{label}: mode mig needs mig_layout, a list of {{profile, count}} entries, e.g. {example}")
+        return ()
+    out = []
+    for number, item in enumerate(layout):
+        where = f"{label}: mig_layout item {number}"
+        if not isinstance(item, dict) or not isinstance(item.get("profile"), str):
+            errors.append(f"{where} must be a mapping with profile (e.g. '3g.40gb') and count")
+            continue
+        extra = sorted(set(item) - {"profile", "count", "placement"})
+        if extra:
+            errors.append(f"{where}: unknown key {extra[0]!r}; the keys are profile, count, placement")
+        count = item.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            errors.append(f"{where} ({item['profile']}): count {count!r} must be a whole number, 0 or more")
+            continue
+        out.append(dict(item, count=count))
+    return tuple(out)
 
 
 def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | None:
@@ -222,6 +260,29 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
             f"{label}: mode vgpu needs mdev_type, the type name the host driver offers, e.g. 'nvidia-735' "
             "(see accel_pci_devices[].mdev_types[].type in the discovery facts)"
         )
+    if mode == "mig" and mdev_type is not None and (not isinstance(mdev_type, str) or not MDEV_TYPE.match(mdev_type)):
+        errors.append(
+            f"{label}: mdev_type {mdev_type!r} is not a type name; give the MIG-backed vGPU type the host "
+            "offers, e.g. 'nvidia-699', or remove it to keep the MIG instances out of Nova"
+        )
+    mig_layout = _mig_layout(label, mode, raw.get("mig_layout"), errors)
+    counts: dict[str, int | None] = {}
+    for key, least in (("vfs", 1), ("sriov_numvfs", 0)):
+        value = raw.get(key)
+        counts[key] = None
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            errors.append(f"{label}: {key} {value!r} must be a whole number of at least {least}")
+        else:
+            counts[key] = value
+    if raw.get("vfs") is not None and mode not in ("vgpu", "mig"):
+        errors.append(
+            f"{label}: vfs (VFs that get the vGPU type, NVIDIA vGPU 17+) applies to mode vgpu or mig; "
+            "remove it, or use sriov_numvfs to create VFs"
+        )
+    if raw.get("sriov_numvfs") is not None and mode == "none":
+        errors.append(f"{label}: sriov_numvfs has no effect with mode none; remove it or choose a mode")
     mdev_class = raw.get("mdev_class")
     problem = None if mdev_class is None else naming.mdev_class_problem(mdev_class)
     if problem:
@@ -243,7 +304,7 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         for key in VGPU_ONLY:
             if raw.get(key) is not None:
                 errors.append(f"{label}: {key} applies to mode vgpu only; remove it or set mode: vgpu")
-    elif mode == "vgpu":
+    elif mode in ("vgpu", "mig"):
         for key in PASSTHROUGH_ONLY:
             if raw.get(key) is not None:
                 hint = "use mdev_class for the vGPU resource class" if key == "resource_class" else "remove it"
@@ -268,11 +329,14 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         traits=tuple(trait_list),
         numa_policy=numa_policy,
         device_type=device_type,
-        mdev_type=mdev_type if mode == "vgpu" else None,
+        mdev_type=mdev_type if mode in ("vgpu", "mig") else None,
         mdev_class=mdev_class,
         live_migratable=flags["live_migratable"],
         managed=flags["managed"],
         max_instances=max_instances,
+        mig_layout=mig_layout,
+        vfs=counts["vfs"],
+        sriov_numvfs=counts["sriov_numvfs"],
         address_patterns=tuple(patterns),
         raw=dict(raw),
         **tags,
@@ -348,7 +412,7 @@ def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
                 "an alias name must mean one mode; rename one of them"
             )
             continue
-        if entry.mode == "vgpu":
+        if entry.is_vgpu:
             errors.append(
                 f"{entry.label}: name is already used by vgpu entry {first.index}; give each vGPU entry its own name"
             )
@@ -371,7 +435,7 @@ def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
     # Two vGPU types on one physical address (only checkable here when addresses are explicit).
     vgpu_by_address: dict[str, PolicyEntry] = {}
     for entry in entries:
-        if entry.mode != "vgpu":
+        if not entry.is_vgpu:
             continue
         for address in entry.addresses:
             other = vgpu_by_address.setdefault(address, entry)
@@ -400,7 +464,7 @@ def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
         for entry in group:
             for address in entry.addresses:
                 other = seen.setdefault(address, entry)
-                if other is not entry and not (entry.mode == other.mode == "vgpu"):
+                if other is not entry and not (entry.is_vgpu and other.is_vgpu):
                     errors.append(
                         f"{entry.label}: address {address} is also listed by entry {other.index}; "
                         "a device can be in one entry only: remove it from one"

@@ -185,7 +185,7 @@ def predict_providers(
     providers = [_compute_node(hostname, facts, settings)]
     if report_in_placement:
         providers.extend(_pci_providers(selection))
-    vgpu_traits = {e.index: list(e.traits) for e in policy if e.mode == "vgpu" and e.traits}
+    vgpu_traits = {e.index: list(e.traits) for e in policy if e.is_vgpu and e.traits}
     providers.extend(_vgpu_providers(selection, vgpu_traits))
     return providers
 

@@ -100,7 +100,7 @@ def _selects(entry: PolicyEntry, device: dict, by_address: dict[str, dict], pfs:
         device["address"], physfn, pfs
     ):
         return True
-    if entry.mode == "vgpu":
+    if entry.is_vgpu:
         parent = _parent(device, by_address)
         return bool(
             parent
@@ -131,17 +131,22 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
 
     for entry in policy:
         chosen = [d for d in devices if _selects(entry, d, by_address, pfs)]
-        if entry.mode == "vgpu":
+        if entry.is_vgpu:
             parents = [d for d in chosen if _offers(d, entry.mdev_type)]
             if chosen and not parents:
                 offered = sorted({m.get("type") for d in chosen for m in d.get("mdev_types") or []} - {None})
                 selection.warnings.append(
                     f"{hostname}: {entry.label} selects {len(chosen)} device(s) but none offers mdev_type "
                     f"{entry.mdev_type} (offered: {', '.join(offered) or 'none'}); run the prepare "
-                    "stage (playbooks/prepare_hosts.yml) to enable the vGPU host driver and SR-IOV, "
+                    "stage (playbooks/prepare_hosts.yml) with sriov_numvfs and vfs in the entry, which "
+                    "creates the VFs and gives them the type once the vGPU host driver is installed, "
                     "or fix mdev_type"
                 )
             chosen = parents
+            # VFs that already hold the type (set by nvidia_vgpu): Nova gets exactly those
+            holding = [d for d in chosen if str(d.get("current_vgpu_type") or "0") == entry.mdev_type]
+            if holding:
+                chosen = holding
         if not chosen:
             continue
         selection.matched_entries.add(entry.index)
@@ -150,7 +155,7 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
             other = taken.setdefault(address, entry)
             if other is entry:
                 continue
-            if entry.mode == other.mode == "vgpu" and other.mdev_type != entry.mdev_type:
+            if entry.is_vgpu and other.is_vgpu and other.mdev_type != entry.mdev_type:
                 selection.errors.append(
                     f"{hostname}: device {address} would get two vGPU types, {other.mdev_type} from "
                     f"{other.label} and {entry.mdev_type} from {entry.label}; Nova allows one type per "
@@ -169,9 +174,9 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
             selection.passthrough.append(PassthroughSelection(entry, chosen, by_addr))
             if entry.managed is not False:
                 _warn_not_vfio(selection, entry, chosen)
-        elif entry.mode == "vgpu" and all(_offers_on_vf(d, entry.mdev_type) for d in chosen):
+        elif entry.is_vgpu and all(_offers_on_vf(d, entry.mdev_type) for d in chosen):
             selection.passthrough.append(PassthroughSelection(entry, chosen, by_address=True, vgpu_vf=True))
-        elif entry.mode == "vgpu":
+        elif entry.is_vgpu:
             selection.vgpu.append(VgpuSelection(entry, chosen))
 
     _check_nova_tags(selection, report_in_placement)

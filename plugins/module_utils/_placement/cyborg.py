@@ -19,7 +19,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.custom impo
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import capacity
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
-PROFILE_NAME_RE = re.compile(r"^[a-zA-Z0-9-_]+$")
+PROFILE_NAME_RE = re.compile(r"^[a-zA-Z0-9-_]+\Z")
 GROUP_KEY_RE = re.compile(r"^(resources:|trait:|accel:)")
 TRAIT_VALUES = ("required", "forbidden")
 # The non-custom resource classes Cyborg's API accepts in a profile.

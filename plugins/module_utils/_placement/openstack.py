@@ -10,10 +10,12 @@ do; subclasses declare ``argument_spec`` and implement ``run()``.
 
 from __future__ import annotations
 
+import re
 import traceback
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.common.parameters import _list_no_log_values
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import PlacementClient
@@ -29,12 +31,20 @@ except ImportError:  # pragma: no cover - exercised only where openstacksdk is m
     OPENSTACKSDK_IMPORT_ERROR = traceback.format_exc()
 
 CONNECTION_OPTIONS = ("cloud", "auth", "auth_type", "region_name", "interface", "api_timeout")
+# Options that can carry credentials: no_log, so Ansible never logs them to syslog and masks them.
+CREDENTIAL_OPTIONS = ("cloud", "auth")
+# Keys whose values are secrets wherever they appear in those options (auth.password, a cloud dict's
+# auth.token, application_credential_secret, ...).
+SECRET_KEY = re.compile(r"password|passwd|passcode|token|secret", re.IGNORECASE)
+# Ansible hides every occurrence of a no_log value in all output; a shorter secret would blank out
+# ordinary words (a token "admin" hides "admin" in every message), so it is refused.
+MIN_SECRET_LENGTH = 8
 
 
 def openstack_argument_spec(**extra: dict) -> dict:
     """The usual OpenStack options plus the module's own (``extra`` wins on a name clash)."""
     spec: dict[str, dict] = {
-        "cloud": {"type": "raw"},
+        "cloud": {"type": "raw", "no_log": True},
         "auth": {"type": "dict", "no_log": True},
         "auth_type": {"type": "str"},
         "region_name": {"type": "str"},
@@ -52,6 +62,70 @@ def openstack_argument_spec(**extra: dict) -> dict:
     }
     spec.update(extra)
     return spec
+
+
+def _secrets(value: Any, path: str, secret: bool = False):
+    """(path, text) for every secret leaf under ``value`` (a leaf under a secret key, at any depth)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _secrets(item, f"{path}.{key}", secret or bool(SECRET_KEY.search(str(key))))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _secrets(item, f"{path}[{index}]", secret)
+    elif secret and value not in (None, "") and not isinstance(value, bool):
+        yield path, str(value)
+
+
+def secret_texts(params: dict) -> set[str]:
+    """The secret values in ``cloud`` and ``auth`` (for callers without Ansible's no_log, such as inventories)."""
+    return {text for option in CREDENTIAL_OPTIONS for _path, text in _secrets(params.get(option), option)}
+
+
+def redact(message: str, params: dict) -> str:
+    """``message`` with every secret of ``cloud`` and ``auth`` replaced by ``********``."""
+    for text in sorted(secret_texts(params), key=len, reverse=True):
+        message = message.replace(text, "********")
+    return message
+
+
+def credential_problems(params: dict) -> list[str]:
+    """Why the credential options cannot be used as given: wrong types, secrets too short to mask."""
+    problems = []
+    cloud = params.get("cloud")
+    if cloud is not None and not isinstance(cloud, (str, dict)):
+        problems.append(
+            f"cloud is {type(cloud).__name__}; give the name of a cloud in clouds.yaml (a string) or a dict of "
+            "connection options"
+        )
+    timeout = params.get("api_timeout")
+    if timeout is not None and timeout < 1:
+        problems.append(f"api_timeout is {timeout}; give the seconds to wait for an answer, 1 or more")
+    for option in CREDENTIAL_OPTIONS:
+        for path, text in _secrets(params.get(option), option):
+            if len(text) < MIN_SECRET_LENGTH:
+                problems.append(
+                    f"{path} is {len(text)} characters; a secret shorter than {MIN_SECRET_LENGTH} would make "
+                    "Ansible hide every occurrence of that text in all output, so it is refused: use a longer "
+                    "one (a Placement running noauth2 takes 'admin:admin' as the admin token)"
+                )
+    return problems
+
+
+def narrow_no_log(module: AnsibleModule) -> None:
+    """Mask the secrets of ``cloud`` and ``auth``, not their every value.
+
+    Ansible marks every leaf of a no_log dict (and a cloud's name) as a secret and then hides each of them
+    wherever it appears, so a username ``admin`` or ``interface: public`` would blank out unrelated text.
+    The options stay no_log (never logged to syslog); only the values under secret keys stay masked.
+    """
+    params = module.params
+    others = {k: v for k, v in params.items() if k not in CREDENTIAL_OPTIONS}
+    spec = {k: v for k, v in module.argument_spec.items() if k not in CREDENTIAL_OPTIONS}
+    keep = set(_list_no_log_values(spec, others))
+    for option in CREDENTIAL_OPTIONS:
+        keep.update(text for _path, text in _secrets(params.get(option), option))
+    module.no_log_values.clear()
+    module.no_log_values.update(keep)
 
 
 def connection_kwargs(params: dict) -> dict:
@@ -104,6 +178,10 @@ class OpenStackModule:
         self.params = self.ansible.params
         self._client: PlacementClient | None = None
         self._connection = None
+        narrow_no_log(self.ansible)
+        problems = credential_problems(self.params)
+        if problems:
+            self.ansible.fail_json(msg="; ".join(problems), errors=problems)
 
     @property
     def check_mode(self) -> bool:

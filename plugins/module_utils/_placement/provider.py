@@ -87,6 +87,10 @@ class ProviderSpec:
             raise ValueError(f"{where}: give a name or a uuid")
         if self.uuid and not is_uuid_like(self.uuid):
             raise ValueError(f"{where}: uuid {self.uuid!r} is not a UUID")
+        for key in ("name", "uuid", "parent"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{where}: {key} is {type(value).__name__} {value!r}; give a string")
         if self.name is not None and not (0 < len(self.name) <= 200):
             raise ValueError(f"{where}: name must have 1 to 200 characters")
         if self.state not in ("present", "absent"):
@@ -132,10 +136,13 @@ def _inventory(rc: str, inv: Any, where: str) -> dict:
         raise ValueError(f"{where}: inventory {rc} has unknown fields {unknown}; allowed: {list(INVENTORY_FIELDS)}")
     out: dict[str, Any] = {}
     for field, value in inv.items():
-        try:
-            out[field] = float(value) if field == "allocation_ratio" else int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where}: inventory {rc} {field}={value!r} is not a number") from None
+        number = _number(value, whole=field != "allocation_ratio")
+        if number is None:
+            kind = "a finite number" if field == "allocation_ratio" else "a whole number"
+            raise ValueError(
+                f"{where}: inventory {rc} {field}={value!r} is not a number as Placement takes it: give {kind}"
+            )
+        out[field] = number
     if out["total"] < 1:
         raise ValueError(f"{where}: inventory {rc} total must be at least 1 (remove the class instead)")
     low = {f: out[f] for f in ("min_unit", "max_unit", "step_size") if f in out and out[f] < 1}
@@ -144,6 +151,20 @@ def _inventory(rc: str, inv: Any, where: str) -> dict:
     if out.get("reserved", 0) < 0 or out.get("allocation_ratio", 1.0) <= 0:
         raise ValueError(f"{where}: inventory {rc} reserved must be >= 0 and allocation_ratio > 0")
     return out
+
+
+def _number(value: Any, whole: bool) -> int | float | None:
+    """``value`` as a whole (or finite) number, or None: no booleans, NaN, infinities or truncation."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()) if not whole or "." in value or "e" in value.lower() else int(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if whole:
+        return int(value) if int(value) == value else None
+    return float(value)
 
 
 # -- pure comparisons -----------------------------------------------------------------------------

@@ -28,14 +28,17 @@ import gc
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import answer
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import solve
 
-__all__ = ["NoCandidates", "allocation_candidates", "solve"]
+__all__ = ["Budget", "NoCandidates", "TooCombinatorial", "allocation_candidates", "solve"]
 
 
-def allocation_candidates(fleet: Fleet, request: Request, roots_only: bool = False) -> dict:
+def allocation_candidates(
+    fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False
+) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
 
     ``roots_only`` answers ``{"roots": [...], "candidates": N}`` instead: the roots of the providers the
@@ -46,12 +49,15 @@ def allocation_candidates(fleet: Fleet, request: Request, roots_only: bool = Fal
     shared between candidates: read the answer, do not modify it in place.
 
     The answer is thousands of small acyclic dicts at fleet scale; the cyclic garbage collector is paused
-    while they are built (it would only rescan the fleet's indexes) and restored afterwards."""
+    while they are built (it would only rescan the fleet's indexes) and restored afterwards.
+
+    The search spends at most ``budget`` steps (:data:`budget.DEFAULT_STEPS`); a query that needs more
+    raises TooCombinatorial (a ValueError naming the numbers) instead of running on."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        return answer(fleet, request, roots_only)
+        return answer(fleet, request, budget, roots_only)
     except NoCandidates:
         if roots_only:
             return {"roots": [], "candidates": 0}

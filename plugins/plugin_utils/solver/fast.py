@@ -14,6 +14,7 @@ from itertools import product
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, product_size
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
     all_of,
@@ -41,10 +42,12 @@ class _TreeRows:
         "foreign",
         "plain",
         "_expanded",
+        "budget",
     )
 
-    def __init__(self, fleet: Fleet, group: RequestGroup, anchors: set[str] | None):
+    def __init__(self, fleet: Fleet, group: RequestGroup, anchors: set[str] | None, budget: Budget):
         self.fleet = fleet
+        self.budget = budget
         self.group = group
         members, tree_root = checked(fleet, group)
         if group.required and not any(fleet.by_trait.get(t) for any_of in group.required for t in any_of):
@@ -124,6 +127,9 @@ class _TreeRows:
                 break
             lists.append(own)
         else:
+            size = product_size(len(own) for own in lists)
+            classes_asked = len(lists)
+            self.budget.spend(size, lambda: (f"{self.group.label}'s {classes_asked} classes", size))  # noqa: B023
             found = list(product(*lists))
             required = self.group.required
             if required:
@@ -207,18 +213,22 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
     return rows
 
 
-def answer(fleet: Fleet, request: Request, roots_only: bool = False) -> dict:
-    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does.
+def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False) -> dict:
+    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does, and
+    TooCombinatorial when the search would take more than ``budget`` steps.
 
     ``roots_only``: instead of the answer, ``{"roots": [...], "candidates": N}``: the roots of the providers
     the answer's candidates take from (in the order they first appear) and how many candidates there are,
-    without building the candidates or the provider summaries."""
+    without building the candidates or the provider summaries (the budget is spent the same way)."""
+    budget = budget or Budget()
     anchors = anchor_roots(fleet, request)
     parts = [
         (
             suffix,
             group,
-            _single_rows(fleet, group, anchors) if group.use_same_provider else _TreeRows(fleet, group, anchors),
+            _single_rows(fleet, group, anchors)
+            if group.use_same_provider
+            else _TreeRows(fleet, group, anchors, budget),
         )
         for suffix, group in request.groups.items()
     ]
@@ -226,8 +236,8 @@ def answer(fleet: Fleet, request: Request, roots_only: bool = False) -> dict:
     trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
     order = _anchor_order(singles, trees)
     if not singles:
-        return _tree_answer(fleet, trees[0], order, request.limit, roots_only)
-    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order, roots_only)
+        return _tree_answer(fleet, trees[0], order, request.limit, budget, roots_only)
+    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order, budget, roots_only)
 
 
 def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRows]):
@@ -250,7 +260,13 @@ def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRow
 
 
 def _combined_answer(
-    fleet: Fleet, request: Request, parts: list, tree: _TreeRows | None, order, roots_only: bool = False
+    fleet: Fleet,
+    request: Request,
+    parts: list,
+    tree: _TreeRows | None,
+    order,
+    budget: Budget,
+    roots_only: bool = False,
 ) -> dict:
     """Suffixed groups (with or without the unsuffixed one): one choice per group, combined per anchor."""
     # The suffixed groups in request order: (suffix, amounts, rows).
@@ -267,8 +283,17 @@ def _combined_answer(
     roots: dict[str, None] = {}
     first = 0 if tree is None else 1  # where the suffixed groups' providers start in a choice
     count = len(suffixed)
+
+    def describe() -> tuple[str, int]:
+        size = sum(product_size(len(rows.get(a, ())) for _s, _w, rows in suffixed) for a in order)
+        policy = " (group_policy=isolate)" if isolate else ""
+        providers_used = len({p.uuid for _s, _w, rows in suffixed for found in rows.values() for p in found})
+        return f"{count} suffixed groups{policy} over {providers_used} providers", size
+
+    spend = budget.spend
     for anchor in order:
         for choice in _choices(anchor, tree, suffixed):
+            spend(1, describe)
             if isolate and len({p.uuid for p in choice[first:]}) < count:
                 continue
             allocations, mappings = _allocation(tree, choice, suffixed)
@@ -353,7 +378,9 @@ def _seen_before(allocations: dict, mappings: dict, seen: set) -> bool:
     return False
 
 
-def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, roots_only: bool = False) -> dict:
+def _tree_answer(
+    fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget: Budget, roots_only: bool = False
+) -> dict:
     """The most common shape, an unsuffixed group alone: no combination across groups."""
     classes = [rc for rc, _amount in rows.wanted]
     pairs = list(rows.wanted)
@@ -393,12 +420,12 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, roots_
                     break
                 single.append(fit)
             else:
+                size = product_size(len(fit) for fit in single)
+                # The refusal is phrased at once, inside this iteration: the names it reads are this anchor's.
+                budget.spend(size, lambda: (f"{len(single)} classes over one tree's providers", size))  # noqa: B023
                 if roots_only and not foreign:
                     # Every combination is one candidate of this anchor's tree: count them, build none.
-                    many = 1
-                    for fit in single:
-                        many *= len(fit)
-                    taken = many if left < 0 else min(many, left)
+                    taken = size if left < 0 else min(size, left)
                     counted += taken
                     roots[anchor] = None
                     left -= taken

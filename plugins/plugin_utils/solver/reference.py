@@ -11,6 +11,7 @@ from itertools import product
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, product_size
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
     all_of,
@@ -51,7 +52,9 @@ def _prepare(fleet: Fleet, group: RequestGroup):
     return members, tree_root, _capable(fleet, group, tree_root)
 
 
-def _tree_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> list[_GroupCandidate]:
+def _tree_group(
+    fleet: Fleet, group: RequestGroup, anchors: set[str] | None, budget: Budget | None = None
+) -> list[_GroupCandidate]:
     """The unsuffixed group: classes spread over one tree and the sharing providers it can use."""
     members, tree_root, capable = _prepare(fleet, group)
     if group.required and not fleet.with_trait({t for any_of in group.required for t in any_of}):
@@ -91,6 +94,9 @@ def _tree_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> 
                 break
             choices.append(kept)
         else:
+            size = product_size(len(kept) for kept in choices)
+            if budget is not None:
+                budget.spend(size, lambda: (f"{group.label}'s {len(choices)} classes", size))  # noqa: B023
             for combo in product(*choices):
                 if group.required:
                     traits = frozenset().union(*(p.traits for p in combo))
@@ -145,15 +151,21 @@ def _single_group(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -
     return candidates
 
 
-def group_candidates(fleet: Fleet, request: Request, anchors: set[str] | None) -> dict[str, list[_GroupCandidate]]:
+def group_candidates(
+    fleet: Fleet, request: Request, anchors: set[str] | None, budget: Budget | None = None
+) -> dict[str, list[_GroupCandidate]]:
     found = {}
     for suffix, group in request.groups.items():
-        solve = _single_group if group.use_same_provider else _tree_group
-        found[suffix] = solve(fleet, group, anchors)
+        if group.use_same_provider:
+            found[suffix] = _single_group(fleet, group, anchors)
+        else:
+            found[suffix] = _tree_group(fleet, group, anchors, budget)
     return found
 
 
-def combine(fleet: Fleet, request: Request, found: dict[str, list[_GroupCandidate]], relax=()):
+def combine(
+    fleet: Fleet, request: Request, found: dict[str, list[_GroupCandidate]], relax=(), budget: Budget | None = None
+):
     """Yield (amount per (provider, class), mappings) for each valid combination, per anchor.
 
     ``relax`` may name checks to skip ("isolate", "same_subtree", "capacity"), for explanations."""
@@ -165,14 +177,22 @@ def combine(fleet: Fleet, request: Request, found: dict[str, list[_GroupCandidat
     granular = [s for s in suffixes if s]
     isolate = "isolate" not in relax and request.group_policy == "isolate" and len(granular) > 1
     subtrees = [] if "same_subtree" in relax else request.same_subtrees
+    budget = budget or Budget()
+
+    def describe() -> tuple[str, int]:
+        size = sum(product_size(len(lists.get(s, ())) for s in suffixes) for lists in by_anchor.values())
+        policy = " (group_policy=isolate)" if isolate else ""
+        providers = len({p for s in suffixes for cand in found[s] for p in cand.providers})
+        return f"{len(suffixes)} groups{policy} over {providers} providers", size
+
     for lists in by_anchor.values():
         if len(lists) != len(suffixes):
             continue
         ordered = [lists[s] for s in suffixes]
-        yield from _search(fleet, suffixes, ordered, isolate, subtrees, "capacity" not in relax)
+        yield from _search(fleet, suffixes, ordered, isolate, subtrees, "capacity" not in relax, budget, describe)
 
 
-def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity):
+def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity, budget, describe):
     """Depth-first over groups, pruning on isolate and capacity as soon as they fail."""
     count = len(suffixes)
     chosen: list[_GroupCandidate] = []
@@ -195,6 +215,7 @@ def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity):
             return
         suffix = suffixes[index]
         for cand in ordered[index]:
+            budget.spend(1, describe)
             if isolate and suffix:
                 (provider,) = cand.providers
                 if provider in used_granular:
@@ -220,13 +241,14 @@ def _search(fleet, suffixes, ordered, isolate, subtrees, check_capacity):
     yield from step(0)
 
 
-def solve(fleet: Fleet, request: Request) -> list[tuple[dict, dict]]:
+def solve(fleet: Fleet, request: Request, budget: Budget | None = None) -> list[tuple[dict, dict]]:
     """The distinct candidates as (amount per (provider, class), providers per group); raises NoCandidates.
 
     The reference search, step by step as described above; explanations use it. ``allocation_candidates``
     gives the same candidates through the faster path below."""
+    budget = budget or Budget()
     anchors = anchor_roots(fleet, request)
-    found = group_candidates(fleet, request, anchors)
+    found = group_candidates(fleet, request, anchors, budget)
     seen = {}
     if len(found) == 1:
         # One group: its candidates already passed every check; only anchors may repeat them.
@@ -236,7 +258,7 @@ def solve(fleet: Fleet, request: Request) -> list[tuple[dict, dict]]:
             if key not in seen:
                 seen[key] = ({(uuid, rc): amount for uuid, rc, amount in cand.takes}, {suffix: cand.providers})
         return list(seen.values())
-    for amounts, mappings in combine(fleet, request, found):
+    for amounts, mappings in combine(fleet, request, found, budget=budget):
         key = (frozenset(amounts.items()), frozenset(mappings.items()))
         if key not in seen:
             seen[key] = (amounts, mappings)

@@ -12,8 +12,11 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, Outcome
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 
+# The boot-time restore script runs on hosts without the collection (standard library only); the
+# modules that share its sysfs code catch its RestoreError and raise an AccelError in its place.
+STANDALONE = {f"{_host.__name__}.gpu_restore"}
 
-# plugin_utils files whose error types are checked where they are defined today
+
 def _error_classes():
     modules = [
         f"{pkg.__name__}.{info.name}"
@@ -26,7 +29,7 @@ def _error_classes():
         if not info.ispkg
     ]
     found = []
-    for name in modules:
+    for name in sorted(set(modules) - STANDALONE):
         module = importlib.import_module(name)
         for _attr, value in inspect.getmembers(module, inspect.isclass):
             if issubclass(value, BaseException) and value.__module__ == module.__name__:

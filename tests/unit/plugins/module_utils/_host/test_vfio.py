@@ -135,3 +135,58 @@ def test_no_device_removes_our_files_only(tmp_path):
     assert not os.path.exists(os.path.join(root, "etc/modprobe.d/accel-openstack-vfio.conf"))
     assert _read(os.path.join(root, "etc/initramfs-tools/modules")) == "# site modules\nraid1\n"
     assert result["changed"]
+
+
+# -- one vendor:product split between passthrough and vGPU ----------------------------------------------
+SPLIT = [
+    {
+        "name": "l40s-pt",
+        "vendor_id": "10de",
+        "product_id": "26b9",
+        "mode": "passthrough",
+        "addresses": ["0000:81:00.0"],
+    },
+    {
+        "name": "l40s-vgpu",
+        "vendor_id": "10de",
+        "product_id": "26b9",
+        "mode": "vgpu",
+        "mdev_type": "1160",
+        "addresses": ["0000:01:00.0"],
+    },
+]
+
+
+def test_a_split_id_is_bound_by_address_never_by_id(tmp_path):
+    root = _root("vgpu-l40s", tmp_path)
+    result = _run(root, policy=parse_policy(SPLIT))
+    assert result["ids"] == [] and result["by_address"] == ["0000:81:00.0"]
+    conf = _read(os.path.join(root, vfio.MODPROBE_FILE.lstrip("/")))
+    assert "ids=" not in conf and "softdep nvidia pre: vfio-pci" in conf
+    rules = _read(os.path.join(root, vfio.UDEV_RULES_FILE.lstrip("/")))
+    assert 'KERNEL=="0000:81:00.0", ATTR{driver_override}="vfio-pci"' in rules
+    assert "0000:01:00.0" not in rules
+    assert not _run(root, policy=parse_policy(SPLIT))["changed"]
+
+
+def test_a_whole_model_still_binds_by_id(tmp_path):
+    root = _root("gpu-shared-group", tmp_path)
+    result = _run(root, devices=["18:00.0"])
+    assert result["by_address"] == [] and not os.path.exists(os.path.join(root, vfio.UDEV_RULES_FILE.lstrip("/")))
+
+
+def test_handing_a_vgpu_card_to_vfio_is_refused_naming_both(tmp_path):
+    root = _root("vgpu-l40s", tmp_path)
+    before = _tree(root)
+    with pytest.raises(vfio.VfioRefused) as caught:
+        _run(root, policy=parse_policy(SPLIT[1:]), devices=["0000:01:00.0"])
+    message = str(caught.value)
+    assert "0000:01:00.0" in message and "(name: l40s-vgpu)" in message and "devices item 0000:01:00.0" in message
+    assert _tree(root) == before
+
+
+def test_vgpu_only_hosts_still_need_the_iommu(tmp_path):
+    root = _root("vgpu-l40s", tmp_path)
+    result = _run(root, policy=parse_policy(SPLIT[1:]))
+    assert result["devices"] == [] and result["iommu_needed"] is True
+    assert _run(root, policy=[])["iommu_needed"] is False

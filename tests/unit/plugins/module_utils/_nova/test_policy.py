@@ -27,7 +27,7 @@ def test_a_valid_policy_parses_and_normalises_ids():
         (entry(product_id=None), "product_id is missing", "lspci -nn"),
         (entry(product_id="233"), "product_id '233' is not 4 hex digits", '"2330"'),
         (entry(vendor_id=1002), "vendor_id 1002 was read as a number", "quote it"),
-        (entry(mode="passthru"), "mode 'passthru'", "passthrough, vgpu, none"),
+        (entry(mode="passthru"), "mode 'passthru'", "passthrough, vgpu, mig, none"),
         (entry(name="a b"), "name 'a b'", "pci_passthrough:alias"),
         (entry(resource_class="nvidia-h100"), "resource_class 'nvidia-h100'", "CUSTOM_NVIDIA_H100"),
         (entry(resource_class="VCPU"), "resource_class 'VCPU'", "standard resource class for host"),

@@ -1,0 +1,44 @@
+# Copyright: contributors to accel.openstack
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the device policy asks of one host's shared GPUs and SR-IOV devices, as module arguments.
+
+:func:`host_plan` matches the policy against the host's discovery facts (``accel_pci_devices``) and
+returns the calls the ``host_gpu_sharing`` role makes: ``sriov`` (sriov_vfs), ``vgpu`` (nvidia_vgpu)
+and ``mig`` (nvidia_mig, one per GPU address, never by index).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import parse_policy
+
+
+def _selected(entry, devices: list[dict]) -> list[str]:
+    """PF addresses the entry takes on this host (VFs are never selected here)."""
+    return sorted(
+        naming.normalize_address(d["address"])
+        for d in devices
+        if not d.get("physfn")
+        and entry.matches_ids(d.get("vendor_id"), d.get("product_id"))
+        and entry.matches_address(d["address"])
+    )
+
+
+def host_plan(devices: list[dict], policy_raw: object) -> dict:
+    """``{"sriov": [{devices, numvfs, entry}], "vgpu": [{devices, type, vfs, entry}], "mig": [{address,
+    layout, entry}]}`` for one host; raises PolicyError for an invalid policy."""
+    plan: dict[str, list[dict]] = {"sriov": [], "vgpu": [], "mig": []}
+    for entry in parse_policy(policy_raw, option="accel_device_policy"):
+        addresses = _selected(entry, devices or [])
+        if not addresses:
+            continue
+        if entry.sriov_numvfs is not None:
+            plan["sriov"].append({"devices": addresses, "numvfs": entry.sriov_numvfs, "entry": entry.name})
+        if entry.vfs is not None and entry.mdev_type:
+            plan["vgpu"].append({"devices": addresses, "type": entry.mdev_type, "vfs": entry.vfs, "entry": entry.name})
+        if entry.mode == "mig":
+            for address in addresses:
+                plan["mig"].append(
+                    {"address": address, "layout": [dict(i) for i in entry.mig_layout], "entry": entry.name}
+                )
+    return plan

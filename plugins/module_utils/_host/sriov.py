@@ -1,0 +1,183 @@
+# Copyright: contributors to accel.openstack
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""SR-IOV VF counts on PFs selected by PCI address or vendor:product, applied safely and persisted.
+
+A PF gets its count through ``sriov_numvfs`` (zero first when it already has a different non-zero
+count, as the kernel requires); the module then waits, polling with a deadline, until the ``virtfn``
+links exist (NVIDIA's ``sriov-manage`` and some drivers return before the VFs do). Removing VFs is
+refused while one of them is in use: bound to vfio-pci with its group open (``/dev/vfio/<group>`` held
+by a process), or a network interface that is up with an address or a route.
+
+State file: ``/etc/accel-openstack/sriov/<pf>.json`` = ``{"address", "numvfs"}``; the boot unit
+re-applies it (gpu_restore.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names import pci
+
+STATE_DIR = "/etc/accel-openstack/sriov"
+PCI = "/sys/bus/pci/devices"
+VENDOR_PRODUCT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}\Z")
+
+
+class SriovError(AccelError):
+    """Bad input or a VF in use; nothing was changed."""
+
+
+def state_path(address: str) -> str:
+    return f"{STATE_DIR}/{address}.json"
+
+
+def _hex(host: HostRoot, path: str) -> str:
+    return (host.read_attr(path) or "").lower().replace("0x", "")
+
+
+def select(host: HostRoot, selectors: list[str], label: str = "devices", need_sriov: bool = True) -> list[str]:
+    """PCI addresses for ``selectors`` (addresses or vendor:product IDs); each must match something."""
+    present = host.listdir(PCI)
+    chosen: list[str] = []
+    for index, raw in enumerate(selectors):
+        value = str(raw).strip().lower()
+        if pci.is_address(value):
+            value = pci.normalize_address(value)
+            if value not in present:
+                capable = [a for a in present if host.exists(f"{PCI}/{a}/sriov_totalvfs")]
+                raise SriovError(
+                    f"{label}[{index}] {raw!r}: no PCI device {value} on this host; "
+                    f"SR-IOV capable devices here: {', '.join(capable) or 'none'}"
+                )
+            matches = [value]
+        elif VENDOR_PRODUCT.match(value):
+            vendor, product = value.split(":")
+            matches = [
+                a
+                for a in present
+                if _hex(host, f"{PCI}/{a}/vendor") == vendor
+                and _hex(host, f"{PCI}/{a}/device") == product
+                and not host.exists(f"{PCI}/{a}/physfn")
+            ]
+            if not matches:
+                raise SriovError(f"{label}[{index}] {raw!r}: no device with this vendor:product on this host")
+        else:
+            raise SriovError(
+                f"{label}[{index}] {raw!r} is neither a PCI address (0000:3b:00.0) nor a vendor:product ID (15b3:101d)"
+            )
+        for address in matches:
+            if need_sriov and not host.exists(f"{PCI}/{address}/sriov_totalvfs"):
+                raise SriovError(
+                    f"{label}[{index}] {raw!r}: {address} has no SR-IOV capability (no sriov_totalvfs); "
+                    "select the physical function"
+                )
+            if address not in chosen:
+                chosen.append(address)
+    return chosen
+
+
+def open_vfio_groups(host: HostRoot) -> dict[str, list[str]]:
+    """IOMMU group -> processes holding ``/dev/vfio/<group>`` open (``/proc/<pid>/fd``)."""
+    users: dict[str, list[str]] = {}
+    for pid in host.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        name = (host.read_attr(f"/proc/{pid}/comm") or "?").strip()
+        for fd in host.listdir(f"/proc/{pid}/fd"):
+            target = host.readlink(f"/proc/{pid}/fd/{fd}") or ""
+            if target.startswith("/dev/vfio/") and target[10:].isdigit():
+                users.setdefault(target[10:], []).append(f"{name} (pid {pid})")
+    return users
+
+
+def vf_users(host: HostRoot, vf: str, groups: dict[str, list[str]], nets: dict[str, list[str]]) -> str | None:
+    """Who uses a VF, as a phrase; None when it is free."""
+    driver = os.path.basename(host.readlink(f"{PCI}/{vf}/driver") or "")
+    group = os.path.basename(host.readlink(f"{PCI}/{vf}/iommu_group") or "")
+    if driver == "vfio-pci" and group in groups:
+        return f"bound to vfio-pci with /dev/vfio/{group} open by {', '.join(groups[group])}"
+    if vf in nets:
+        return "a network interface in use (" + "; ".join(nets[vf]) + ")"
+    return None
+
+
+def network_users(host: HostRoot) -> dict[str, list[str]]:
+    try:
+        from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety
+
+        if iommu_safety.netaddr is None:
+            return {}
+        return iommu_safety.network_in_use(host)
+    except ImportError:
+        return {}
+
+
+@dataclass
+class PfChange:
+    address: str
+    before: int
+    after: int
+    total: int
+    state_before: str | None
+    state_after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after or self.state_before != self.state_after
+
+    def as_dict(self) -> dict:
+        return {"address": self.address, "numvfs_before": self.before, "numvfs": self.after, "totalvfs": self.total}
+
+
+def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
+    if not selectors:
+        raise SriovError("devices is empty; give the PF addresses or vendor:product IDs to set VFs on")
+    if numvfs < 0:
+        raise SriovError(f"numvfs {numvfs} is negative; give 0 (no VFs) or more")
+    changes = []
+    groups = nets = None
+    for address in select(host, selectors):
+        total = int(host.read_attr(f"{PCI}/{address}/sriov_totalvfs") or 0)
+        if numvfs > total:
+            raise SriovError(
+                f"numvfs {numvfs} for {address}: the device supports at most {total} VFs (sriov_totalvfs); "
+                f"give {total} or fewer"
+            )
+        before = int(host.read_attr(f"{PCI}/{address}/sriov_numvfs") or 0)
+        vfs = gpu_restore.Sysfs.of(host).vfs(address)
+        if vfs and before != numvfs:
+            # a different count means zero first: every VF goes; a smaller count removes the tail
+            if groups is None:
+                groups, nets = open_vfio_groups(host), network_users(host)
+            for vf in vfs:
+                user = vf_users(host, vf, groups, nets)
+                if user:
+                    raise SriovError(
+                        f"{address}: changing the VF count from {before} to {numvfs} removes VF {vf}, which is "
+                        f"{user}; stop that user (shut down or migrate the instance, down the interface) and run again"
+                    )
+        document = json.dumps({"address": address, "numvfs": numvfs}, indent=2, sort_keys=True) + "\n"
+        changes.append(PfChange(address, before, numvfs, total, host.read_text(state_path(address)), document))
+    return changes
+
+
+def apply(host: HostRoot, changes: list[PfChange], timeout: float) -> None:
+    sysfs = gpu_restore.Sysfs.of(host)
+    for change in changes:
+        if change.before != change.after or len(sysfs.vfs(change.address)) != change.after:
+            try:
+                gpu_restore.set_numvfs(sysfs, change.address, change.after, timeout)
+            except gpu_restore.RestoreError as exc:
+                raise SriovError(
+                    f"{change.address}: {exc}; check 'dmesg' for the driver's reason (firmware SR-IOV setting, "
+                    "BIOS SR-IOV/ARI support) and run again",
+                    changed=True,
+                ) from exc
+        if change.state_before != change.state_after:
+            host.write_text(state_path(change.address), change.state_after)

@@ -1,0 +1,82 @@
+"""Device policy keys for shared GPUs and VFs, and the Nova side following what the host modules applied."""
+
+import json
+
+import pytest
+
+from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, vgpu
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import render_host
+from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import nova_providers
+from tests.support.fake_kernel import FakeKernel
+from tests.support.fake_sysfs import build_root
+
+A100_MIG = {
+    "name": "a100-mig",
+    "vendor_id": "10de",
+    "product_id": "20f1",
+    "mode": "mig",
+    "mig_layout": [{"profile": "3g.20gb", "count": 2}],
+}
+L40S = {"name": "l40s-12q", "vendor_id": "10de", "product_id": "26b9", "mode": "vgpu", "mdev_type": "1160"}
+
+
+def test_the_new_keys_parse():
+    entries = parse_policy(
+        [
+            dict(A100_MIG, mdev_type="nvidia-699"),
+            dict(L40S, vfs=2, sriov_numvfs=4),
+            {
+                "name": "cx6",
+                "vendor_id": "15b3",
+                "product_id": "101e",
+                "mode": "passthrough",
+                "device_type": "type-VF",
+                "physical_network": "physnet1",
+                "trusted": "yes",
+            },
+        ]
+    )
+    assert entries[0].mig_layout == ({"profile": "3g.20gb", "count": 2},) and entries[0].is_vgpu
+    assert entries[1].vfs == 2 and entries[1].sriov_numvfs == 4
+    assert entries[2].physical_network == "physnet1" and entries[2].trusted is True
+    assert not parse_policy([A100_MIG])[0].is_vgpu  # MIG for use outside Nova
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ({k: v for k, v in A100_MIG.items() if k != "mig_layout"}, ["entry 1 (name: a100-mig)", "needs mig_layout"]),
+        (dict(A100_MIG, mig_layout=[{"profile": "3g.20gb", "count": -1}]), ["mig_layout item 0 (3g.20gb)", "count"]),
+        (dict(A100_MIG, mig_layout=[{"profile": "3g.20gb", "size": 2}]), ["unknown key 'size'"]),
+        (dict(L40S, mig_layout=[{"profile": "1g.5gb"}]), ["mig_layout applies to mode mig only"]),
+        (dict(L40S, vfs=0), ["vfs 0", "at least 1"]),
+        ({**L40S, "mode": "passthrough", "mdev_type": None, "vfs": 2}, ["vfs", "applies to mode vgpu or mig"]),
+        (dict(L40S, trusted="maybe"), ["trusted"]),
+    ],
+)
+def test_bad_new_keys_name_the_entry_and_the_fix(entry, words):
+    with pytest.raises(PolicyError) as caught:
+        parse_policy([entry])
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_nova_gets_exactly_the_vfs_that_hold_the_type(tmp_path, monkeypatch):
+    root = build_root("vgpu-l40s", str(tmp_path / "root"))
+    before, _warnings = discover(root)
+    spec_before = render_host(before, [L40S], "cn1")["pci"]["device_spec"]
+    assert len(spec_before) == 8  # every VF offers the type before any is set
+    kernel = FakeKernel(root, "vgpu-l40s")
+    kernel.answer_writes(monkeypatch)
+    with kernel:
+        vgpu.apply(HostRoot(root), vgpu.plan(HostRoot(root), ["0000:01:00.0"], "1160", 2), timeout=5)
+    facts, _warnings = discover(root)
+    spec = [json.loads(v) for v in render_host(facts, [L40S], "cn1")["pci"]["device_spec"]]
+    held = gpu_restore.Sysfs(root).vfs("0000:01:00.0")[:2]
+    assert sorted(s["address"] for s in spec if s["address"].startswith("0000:01")) == held
+    providers = nova_providers(facts, [L40S], "cn1", report_in_placement=True)
+    pf = next(p for p in providers if p["name"] == "cn1_0000:01:00.0".upper().replace("CN1", "cn1"))
+    assert pf["inventories"]["VGPU"]["total"] == 2
