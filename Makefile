@@ -5,9 +5,12 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 PLACEMENT_VENV := .venv-placement
 NOVA_VENV := .venv-nova
+# The newest ansible-core runs on Python 3.12 (its controller needs 3.12 or newer), beside 2.19 on 3.11.
+NEWEST_VENV := .venv-newest
 KOLLA_VENV := .venv-kolla
-# Kolla-Ansible 23 needs Python >= 3.12: pyenv's 3.12 where present, else python3.12 on PATH.
-KOLLA_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3) $(shell command -v python3.12))
+# Python 3.12 for the newest ansible-core and Kolla-Ansible 23: $PYTHON312, python3.12 on PATH, or pyenv's.
+PYTHON312 := $(shell tests/find_python.sh 3.12 2>/dev/null)
+KOLLA_PYTHON ?= $(PYTHON312)
 COLLECTIONS := $(CURDIR)/.build/collections
 COLLECTION_LINK := $(COLLECTIONS)/ansible_collections/accel/openstack
 DEMO_DIR := $(CURDIR)/.demo
@@ -23,12 +26,14 @@ export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
 export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
 
-.PHONY: help venv placement-venv nova-venv kolla-venv collection demo demo-roots test lint ruff ansible-lint sanity \
-        unit hostile integration molecule build docs-check clean benchmark differential-full differential-flavors names
+.PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
+        ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
+        clean benchmark differential-full differential-flavors names
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
-	@echo "make test   - run every test: lint, sanity, unit, hostile input, integration (real Placement, real Nova), molecule"
+	@echo "make test   - run every test: lint, docs-lint, sanity and unit on ansible-core 2.19 and the newest,"
+	@echo "              hostile input, integration (real Placement, real Nova, Kolla-Ansible), molecule"
 
 $(VENV)/.stamp: requirements/test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +52,14 @@ $(NOVA_VENV)/.stamp: requirements/nova.txt
 	$(NOVA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/nova.txt
 	touch $@
 nova-venv: $(NOVA_VENV)/.stamp
+
+$(NEWEST_VENV)/.stamp: requirements/newest.txt
+	@test -n "$(PYTHON312)" || tests/find_python.sh 3.12
+	rm -rf $(NEWEST_VENV)
+	$(PYTHON312) -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/newest.txt
+	touch $@
+newest-venv: $(NEWEST_VENV)/.stamp
 
 $(KOLLA_VENV)/.stamp: requirements/kolla.txt
 	@test -n "$(KOLLA_PYTHON)" || { echo "kolla-ansible 23 needs Python >= 3.12: set KOLLA_PYTHON"; exit 1; }
@@ -81,6 +94,13 @@ ansible-lint: venv collection
 sanity: venv
 	tests/run_sanity.sh
 
+sanity-newest: newest-venv
+	ACCEL_SANITY_VENV=$(NEWEST_VENV) tests/run_sanity.sh
+
+# antsibull-docs and antsibull-changelog, as galaxy and the docsite run them.
+docs-lint: newest-venv
+	ACCEL_DOCS_LINT_VENV=$(NEWEST_VENV) tests/run_docs_lint.sh
+
 lint: ruff ansible-lint
 
 unit: venv collection
@@ -90,13 +110,16 @@ unit: venv collection
 hostile: venv collection
 	$(BIN)/python -m pytest tests/hostile $(PYTEST_ARGS)
 
+unit-newest: newest-venv collection
+	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
+
 integration: venv placement-venv nova-venv kolla-venv collection
 	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
 
 molecule: venv collection
 	tests/run_molecule.sh
 
-test: lint sanity unit hostile integration molecule
+test: lint docs-lint sanity sanity-newest unit unit-newest hostile integration molecule
 
 build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build

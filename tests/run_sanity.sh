@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# ansible-test sanity needs the collection at ansible_collections/accel/openstack: copy the tracked
-# (and untracked, not ignored) files there and run it with the project's venv.
+# ansible-test sanity needs the collection at ansible_collections/accel/openstack: stage a copy there
+# (tests/stage_collection.sh) and run it with a venv of the project's: .venv (ansible-core
+# 2.19 on Python 3.11) unless ACCEL_SANITY_VENV names another (the newest ansible-core on Python 3.12).
+# ansible-test runs on that venv's Python version.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$repo/.build"
-work=$(mktemp -d "$repo/.build/sanity.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-dest="$work/ansible_collections/accel/openstack"
-mkdir -p "$dest"
-cd "$repo"
-git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-  [[ -e $f ]] || continue
-  mkdir -p "$dest/$(dirname "$f")"
-  cp -p "$f" "$dest/$f"
-done
-cd "$dest"
-git init -q . && git add -A >/dev/null 2>&1 || true
-export PATH="$repo/.venv/bin:$PATH"
+venv=$(cd "$repo" && cd "${ACCEL_SANITY_VENV:-.venv}" && pwd)
+python_version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# The shellcheck sanity test is skipped (with a warning) where shellcheck is missing: install it as root.
+if ! command -v shellcheck >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null
+fi
+source "$repo/tests/stage_collection.sh"
+stage_collection "$repo" sanity
+trap 'rm -rf "$staged_root"' EXIT
+cd "$staged"
+export PATH="$venv/bin:$PATH"
 # ansible-test bootstraps pip in its venvs from a download host; use the bundled pip instead.
 pip_version=$(python - <<'PY'
 import re, ansible_test._internal.python_requirements as r
@@ -39,4 +39,4 @@ conf = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in settings.items()) if se
 source = open(sys.argv[1]).read().replace('PIP_CONF = ""', "PIP_CONF = " + repr(conf), 1)
 open(sys.argv[2], "w").write(source)
 PY
-ansible-test sanity --python 3.11 --color no "$@"
+ansible-test sanity --python "$python_version" --color no "$@"

@@ -12,12 +12,12 @@ options:
   auth:
     description:
       - Authentication options as openstacksdk takes them (C(auth_url), C(username), C(password),
-        C(project_name) ... or C(endpoint) and C(token) for I(auth_type=admin_token)).
+        C(project_name) ... or C(endpoint) and C(token) for O(auth_type=admin_token)).
     type: dict
   auth_type:
     description:
-      - The keystoneauth plugin, for example C(password) or C(admin_token).
-      - A standalone Placement with C(noauth2) is reached with C(admin_token) and an I(auth) dict
+      - The keystoneauth plugin, for example V(password) or V(admin_token).
+      - A standalone Placement with C(noauth2) is reached with O(auth_type=admin_token) and an O(auth) dict
         holding C(endpoint) (the service URL) and C(token) (any string, such as C(admin)).
     type: str
   region_name:
@@ -36,7 +36,7 @@ options:
     type: path
     aliases: [cert]
   client_key:
-    description: Private key for I(client_cert).
+    description: Private key for O(client_cert).
     type: path
     aliases: [key]
   interface:

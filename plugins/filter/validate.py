@@ -23,7 +23,8 @@ options:
     elements: dict
     required: true
   fleet:
-    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in C(fleet).
+    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in
+      RV(accel.openstack.placement_info#module:fleet).
     type: dict
     required: true
   count_limit:

@@ -179,7 +179,7 @@ cache_timeout: 3600
 plugin: accel.openstack.fleet
 sources: [placement]
 auth_type: admin_token
-auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
+auth: {endpoint: "http://127.0.0.1:8778", token: "admin"}
 trait_patterns: ["CUSTOM_*", "HW_GPU_*", "COMPUTE_MANAGED_PCI_DEVICE"]
 """
 

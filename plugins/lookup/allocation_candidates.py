@@ -31,7 +31,8 @@ options:
     elements: raw
   fleet:
     description:
-      - The fleet snapshot, as C(accel.openstack.placement_info) returns it in C(fleet)
+      - The fleet snapshot, as M(accel.openstack.placement_info) returns it in
+        RV(accel.openstack.placement_info#module:fleet)
         (C(resource_providers) with inventories, usages, traits and aggregates).
       - Optional top-level C(traits) and C(resource_classes) lists name custom names Placement knows
         although no provider uses them.

@@ -23,8 +23,8 @@ options:
     elements: dict
   fleet:
     description:
-      - The fleet snapshot, as C(accel.openstack.placement_info) returns it in C(fleet) or
-        C(accel.openstack.nova_fleet) predicts it. Root provider records may carry C(disabled),
+      - The fleet snapshot, as M(accel.openstack.placement_info) returns it in
+        RV(accel.openstack.placement_info#module:fleet) or P(accel.openstack.nova_fleet#filter) predicts it. Root provider records may carry C(disabled),
         C(numa_cells) and C(pci_pools) for the Nova filters.
     required: true
     type: dict
@@ -82,19 +82,41 @@ _raw:
   type: list
   elements: dict
   contains:
-    name: {description: The flavor's name., type: str}
-    outcome:
-      description: C(fits), C(no_host), C(rejected_by_placement), C(invalid_flavor) or C(scheduler_error).
+    name:
+      description: The flavor's name.
       type: str
-    status: {description: Placement's HTTP status for Nova's query (200 or 400); null when Nova refuses first., type: int}
-    message: {description: What Nova or Placement says., type: str}
-    queries: {description: The query strings Nova sends, in order., type: list, elements: str}
-    hosts: {description: Sorted root provider names Placement returns for those queries, merged as Nova does., type: list, elements: str}
-    max_instances: {description: "Per root of the fleet, how many copies fit one after another (capped at count_limit).", type: dict}
-    fleet_max_instances: {description: The sum of max_instances., type: int}
-    why_not: {description: Per root not in hosts, why not., type: dict}
-    reason: {description: "Null when it fits, else code, detail and did_you_mean.", type: dict}
-    after_filters: {description: "hosts and removed ({name: reason}) after the modelled Nova filters.", type: dict}
+    outcome:
+      description: V(fits), V(no_host), V(rejected_by_placement), V(invalid_flavor) or V(scheduler_error).
+      type: str
+    status:
+      description: Placement's HTTP status for Nova's query (200 or 400); null when Nova refuses first.
+      type: int
+    message:
+      description: What Nova or Placement says.
+      type: str
+    queries:
+      description: The query strings Nova sends, in order.
+      type: list
+      elements: str
+    hosts:
+      description: Sorted root provider names Placement returns for those queries, merged as Nova does.
+      type: list
+      elements: str
+    max_instances:
+      description: Per root of the fleet, how many copies fit one after another (capped at O(count_limit)).
+      type: dict
+    fleet_max_instances:
+      description: The sum of RV(_raw[].max_instances).
+      type: int
+    why_not:
+      description: Per root not in RV(_raw[].hosts), why not.
+      type: dict
+    reason:
+      description: Null when it fits, else C(code), C(detail) and C(did_you_mean).
+      type: dict
+    after_filters:
+      description: "C(hosts) and C(removed) (C({name: reason})) after the modelled Nova filters."
+      type: dict
 """
 
 from ansible.errors import AnsibleLookupError

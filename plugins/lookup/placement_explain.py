@@ -20,7 +20,8 @@ options:
     type: list
     elements: raw
   fleet:
-    description: The fleet snapshot, as C(accel.openstack.placement_info) returns it in C(fleet).
+    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in
+      RV(accel.openstack.placement_info#module:fleet).
     required: true
     type: dict
   roots:

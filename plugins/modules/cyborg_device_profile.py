@@ -8,9 +8,9 @@ short_description: Create or delete Cyborg device profiles, checked against the 
 description:
   - Makes a Cyborg device profile exist with the given groups, or removes it.
   - Groups are validated as Cyborg validates them before any call; keys start with C(resources:),
-    C(trait:) or C(accel:); traits are custom (C(CUSTOM_...)) and C(required) or C(forbidden);
+    C(trait:) or C(accel:); traits are custom (C(CUSTOM_...)) and V(required) or V(forbidden);
     resource classes are C(FPGA), C(GPU), C(VGPU), C(PGPU) or custom; amounts are integers.
-  - With I(fleet) (a snapshot from M(accel.openstack.placement_info)), every resource class and
+  - With O(fleet) (a snapshot from M(accel.openstack.placement_info)), every resource class and
     required trait a group asks for must exist on some provider and each group must fit on one
     provider; otherwise the task fails with the nearest names the fleet has (the profile asks
     C(CUSTOM_GPU_T4), the hosts report C(CUSTOM_NVIDIA_T4)), before Nova answers NoValidHost.
@@ -31,12 +31,14 @@ options:
     description: Free text stored with the profile.
     type: str
   state:
-    description: C(present) creates or replaces the profile; C(absent) deletes it.
+    description: V(present) creates or replaces the profile; V(absent) deletes it.
     type: str
     choices: [present, absent]
     default: present
   fleet:
-    description: A fleet snapshot to check the profile against (the C(fleet) that placement_info returns).
+    description:
+      - A fleet snapshot to check the profile against (the RV(accel.openstack.placement_info#module:fleet)
+        that M(accel.openstack.placement_info) returns).
     type: dict
 extends_documentation_fragment:
   - accel.openstack.openstack

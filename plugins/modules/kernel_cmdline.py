@@ -18,7 +18,7 @@ description:
     C(GRUB_CMDLINE_LINUX_DEFAULT) as grub-mkconfig reads them, and appends the present ones once. Later calls
     add to what earlier calls put there.
   - A key is never duplicated; C(-) and C(_) in keys are the same, as the kernel reads them.
-  - C(reboot_required) compares the configured arguments with the running kernel's C(/proc/cmdline).
+  - RV(reboot_required) compares the configured arguments with the running kernel's C(/proc/cmdline).
   - The bootloader update (C(update-grub), C(grub2-mkconfig), C(grubby), C(kernelstub)) runs only when the
     configuration changed, and only where it is safe; see O(root). A command that could not run is recorded
     in C(/var/lib/accel-openstack/pending-commands.json) inside the root and reported on every run until it ran.
@@ -43,7 +43,7 @@ options:
     default: []
   root:
     description:
-      - Filesystem root of the host to configure; C(/) for the live host, or a chroot or mounted image.
+      - Filesystem root of the host to configure; V(/) for the live host, or a chroot or mounted image.
       - With any root other than the running system nothing runs on the machine executing the module.
         C(update-grub) and C(kernelstub) probe the machine's disks, so they run only on the running system;
         C(grubby) runs inside a complete root through C(chroot). What cannot run is reported pending.
@@ -119,7 +119,7 @@ running:
   type: list
   elements: str
 managed:
-  description: Every argument this module manages on the host (C(present) and C(absent)), from all calls.
+  description: Every argument this module manages on the host (O(present) and O(absent)), from all calls.
   returned: always
   type: dict
   sample: {"present": ["intel_iommu=on", "iommu=pt"], "absent": []}

@@ -9,7 +9,7 @@ version_added: 0.1.0
 description:
   - Renders, for every host given in O(hosts), the C([pci] device_spec), C([pci] alias),
     C([pci] report_in_placement), C([devices] enabled_mdev_types) and C([mdev_<type>]) keys nova-compute
-    needs, the aliases, C([filter_scheduler] enabled_filters) and C(pci_in_placement) nova-api and
+    needs, the aliases, C([filter_scheduler] enabled_filters) and C([filter_scheduler] pci_in_placement) nova-api and
     nova-scheduler need, and a Nova provider config file where the policy asks for custom traits on vGPU
     providers or the host for custom compute node traits or inventories.
   - The device policy is validated first; every bad field is reported at once, naming the entry, the field
@@ -46,7 +46,9 @@ options:
         type: str
         required: true
       facts:
-        description: The host's discovery facts (C(accel_pci_devices), C(accel_numa_nodes), ...).
+        description:
+          - The host's discovery facts (RV(accel.openstack.pci_facts#module:ansible_facts.accel_pci_devices),
+            RV(accel.openstack.pci_facts#module:ansible_facts.accel_numa_nodes), ...).
         type: dict
         required: true
       hypervisor_hostname:

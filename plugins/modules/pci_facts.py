@@ -25,7 +25,7 @@ author:
 options:
   root:
     description:
-      - Filesystem root of the host to read; C(/) for the live host, or the path of a chroot, a mounted image
+      - Filesystem root of the host to read; V(/) for the live host, or the path of a chroot, a mounted image
         or a fixture tree.
     type: path
     default: /
@@ -102,7 +102,7 @@ ansible_facts:
       type: list
       elements: dict
     accel_cpu_vendor:
-      description: C(intel), C(amd) or C(other).
+      description: V(intel), V(amd) or V(other).
       type: str
     accel_iommu_enabled:
       description: Whether the kernel runs with an IOMMU (IOMMU groups or IOMMU units exist).

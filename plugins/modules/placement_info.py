@@ -7,8 +7,9 @@ module: placement_info
 short_description: Read Placement's providers as a fleet snapshot
 description:
   - Returns the fleet snapshot (providers with inventories, usages, traits and aggregates) that the
-    collection's solver lookups and filters take as C(fleet).
-  - Covers all providers, one tree (I(tree)), or the providers whose names match I(name).
+    collection's solver lookups and filters take as their C(fleet) option (for example
+    O(accel.openstack.allocation_candidates#lookup:fleet)).
+  - Covers all providers, one tree (O(tree)), or the providers whose names match O(name).
   - Reads the provider list once, then per provider its inventories, aggregates and (when it has
     inventories) usages; traits come from one filtered list per trait in use when that is fewer calls.
 version_added: 1.0.0
@@ -42,14 +43,14 @@ attributes:
     support: none
     description: Nothing changes, so there is no diff.
 requirements:
-  - jmespath (for I(query))
+  - jmespath (for O(query))
 """
 
 EXAMPLES = r"""
 - name: Snapshot the whole fleet for the solver
   accel.openstack.placement_info:
     auth_type: admin_token
-    auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
+    auth: {endpoint: "http://127.0.0.1:8778", token: "admin"}
   register: placement
 
 - name: Free GPUs per provider of one host
@@ -86,7 +87,7 @@ fleet:
         traits: [COMPUTE_NODE]
         aggregates: []
 query_result:
-  description: The value of I(query) applied to the snapshot.
+  description: The value of O(query) applied to the snapshot.
   returned: when query is given
   type: raw
 api_calls:

@@ -6,16 +6,17 @@ DOCUMENTATION = r"""
 module: placement_provider
 short_description: Converge Placement resource providers (inventories, traits, aggregates) without fighting Nova
 description:
-  - Creates, updates or deletes one resource provider (I(name) / I(uuid)) or many (I(providers)).
-  - Inventories, traits and aggregates are each converged with a I(mode). C(merge), the default, adds
-    what is missing and keeps what others set (such as Nova's C(COMPUTE_*) traits, C(OWNER_NOVA) and
-    the compute node's C(VCPU) inventory); C(replace) makes the set exactly the declared one.
+  - Creates, updates or deletes one resource provider (O(name) / O(uuid)) or many (O(providers)).
+  - Inventories, traits and aggregates are each converged with their own mode (O(inventories_mode),
+    O(traits_mode), O(aggregates_mode)). V(merge), the default, adds what is missing and keeps what
+    others set (such as Nova's C(COMPUTE_*) traits, C(OWNER_NOVA) and the compute node's C(VCPU)
+    inventory); V(replace) makes the set exactly the declared one.
   - Custom traits and resource classes a declaration uses are created when Placement does not know them.
   - Every declaration is read and checked before anything is written. An inventory change that would
     leave less capacity than is allocated, or deleting a provider that has allocations or children, fails
     the whole task with the numbers and changes nothing.
   - A write that loses a race with another writer (HTTP 409 generation conflict) is retried with a fresh
-    read, up to I(max_retries) times, so concurrent runs end with the union of their declarations.
+    read, up to O(max_retries) times, so concurrent runs end with the union of their declarations.
   - With many providers (10 or more) the provider list is read once and traits and aggregates are
     checked with one filtered list per distinct declared set, so an unchanged provider costs one read.
 version_added: 1.0.0
@@ -23,24 +24,24 @@ author:
   - accel.openstack contributors (@accel-openstack)
 options:
   name:
-    description: Name of the provider. With I(uuid) too, the provider with that uuid is renamed.
+    description: Name of the provider. With O(uuid) too, the provider with that uuid is renamed.
     type: str
   uuid:
     description: UUID of the provider; a new provider gets it.
     type: str
   parent:
-    description: Name or uuid of the parent provider (it must exist or be declared earlier in I(providers)).
+    description: Name or uuid of the parent provider (it must exist or be declared earlier in O(providers)).
     type: str
   inventories:
     description:
       - Resource class to inventory record. A record has C(total) and optionally C(reserved),
         C(min_unit), C(max_unit), C(step_size), C(allocation_ratio); a bare integer means C(total).
-      - Fields left out keep their current value in C(merge) mode and take Placement's defaults
+      - Fields left out keep their current value with O(inventories_mode=merge) and take Placement's defaults
         (reserved 0, min_unit 1, max_unit total, step_size 1, allocation_ratio 1.0) otherwise.
       - Leave it out to not manage inventories at all.
     type: dict
   inventories_mode:
-    description: C(merge) keeps classes that are not declared; C(replace) removes them.
+    description: V(merge) keeps classes that are not declared; V(replace) removes them.
     type: str
     choices: [merge, replace]
     default: merge
@@ -49,7 +50,7 @@ options:
     type: list
     elements: str
   traits_mode:
-    description: C(merge) keeps traits others set; C(replace) makes the set exactly I(traits).
+    description: V(merge) keeps traits others set; V(replace) makes the set exactly O(traits).
     type: str
     choices: [merge, replace]
     default: merge
@@ -58,23 +59,23 @@ options:
     type: list
     elements: str
   aggregates_mode:
-    description: C(merge) keeps aggregates others set; C(replace) makes the set exactly I(aggregates).
+    description: V(merge) keeps aggregates others set; V(replace) makes the set exactly O(aggregates).
     type: str
     choices: [merge, replace]
     default: merge
   state:
-    description: C(absent) deletes the provider (refused while it has allocations or child providers).
+    description: V(absent) deletes the provider (refused while it has allocations or child providers).
     type: str
     choices: [present, absent]
     default: present
   providers:
     description:
-      - Many providers in one call, each a dict with the keys above (C(name), C(uuid), C(parent),
-        C(inventories), C(inventories_mode), C(traits), C(traits_mode), C(aggregates),
-        C(aggregates_mode), C(state)). Parents are written before their children and deleted after them.
-      - C(parent_name) is accepted for C(parent), so the list C(accel.openstack.nova_providers) predicts
+      - Many providers in one call, each a dict with the keys above (O(name), O(uuid), O(parent),
+        O(inventories), O(inventories_mode), O(traits), O(traits_mode), O(aggregates),
+        O(aggregates_mode), O(state)). Parents are written before their children and deleted after them.
+      - C(parent_name) is accepted for O(parent), so the list P(accel.openstack.nova_providers#filter) predicts
         can be passed as it is.
-      - Mutually exclusive with I(name) and I(uuid).
+      - Mutually exclusive with O(name) and O(uuid).
     type: list
     elements: dict
   max_retries:
@@ -96,7 +97,7 @@ EXAMPLES = r"""
 - name: Add a GPU provider under the compute node, as nova-compute would report it
   accel.openstack.placement_provider:
     auth_type: admin_token
-    auth: {endpoint: "http://127.0.0.1:8778", token: "admin:admin"}
+    auth: {endpoint: "http://127.0.0.1:8778", token: "admin"}
     name: gpu-node-1_0000:41:00.0
     parent: gpu-node-1
     inventories:

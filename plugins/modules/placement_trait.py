@@ -23,7 +23,7 @@ options:
     aliases: [name]
   state:
     description:
-      - C(present) creates missing custom names; C(absent) deletes existing custom names.
+      - V(present) creates missing custom names; V(absent) deletes existing custom names.
     type: str
     choices: [present, absent]
     default: present
@@ -44,7 +44,7 @@ EXAMPLES = r"""
     auth_type: admin_token
     auth:
       endpoint: http://127.0.0.1:8778
-      token: "admin:admin"
+      token: "admin"
     names:
       - CUSTOM_NVIDIA_T4
       - HW_GPU_API_VULKAN

@@ -50,7 +50,7 @@ options:
     default: []
   root:
     description:
-      - Filesystem root of the host to configure; C(/) for the live host, or a chroot or mounted image.
+      - Filesystem root of the host to configure; V(/) for the live host, or a chroot or mounted image.
       - "With any root other than the running system nothing runs on the machine executing the module:
         C(update-initramfs)/C(dracut) run inside a complete root through C(chroot); C(modprobe) and the
         runtime binding need the running kernel and are reported pending."

@@ -9,14 +9,16 @@ they pin the requests the module sends, not Cyborg's behaviour.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+import yaml
 
-from tests.support.ansible_runner import run_module
+from tests.support.ansible_runner import run_module, run_playbook, task_results
 
 
 class CyborgShaped(BaseHTTPRequestHandler):
@@ -76,7 +78,7 @@ def cyborg():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server, {"auth_type": "admin_token", "auth": {"endpoint": f"http://127.0.0.1:{server.server_port}/v2",
-                                                        "token": "admin:admin"}}  # fmt: skip
+                                                        "token": "admin"}}  # fmt: skip
     server.shutdown()
 
 
@@ -149,3 +151,32 @@ def test_groups_cyborg_would_refuse_fail_before_any_request(cyborg, groups, mess
     result = run_module("cyborg_device_profile", dict(auth, name="bad", groups=groups))
     assert result["failed"] and message in result["msg"], result
     assert CyborgShaped.requests == []
+
+
+def test_openstack_action_group_carries_the_connection_to_cyborg_device_profile(cyborg, tmp_path):
+    """module_defaults for group/accel.openstack.openstack reach the module through meta/runtime.yml."""
+    _unused, auth = cyborg
+    playbook = tmp_path / "grouped.yml"
+    playbook.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "localhost",
+                    "connection": "local",
+                    "gather_facts": False,
+                    "module_defaults": {"group/accel.openstack.openstack": auth},
+                    "tasks": [
+                        {
+                            "name": "A profile with no connection options of its own",
+                            "accel.openstack.cyborg_device_profile": {"name": "grouped", "groups": GROUPS},
+                        }
+                    ],
+                }
+            ]
+        )
+    )
+    report = run_playbook(str(playbook), extra_vars={"ansible_python_interpreter": sys.executable})
+    assert report["rc"] == 0, report["stderr"] + report["stdout"]
+    (result,) = task_results(report, "A profile with no connection options of its own").values()
+    assert result["changed"] is True
+    assert writes(CyborgShaped.requests) == [("POST", "/v2/device_profiles", [{"name": "grouped", "groups": GROUPS}])]

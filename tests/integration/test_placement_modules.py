@@ -6,31 +6,19 @@ again (not changed) -> apply again (not changed) -> verify from outside.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import uuid
 
 import pytest
+import yaml
 
-from tests.support.ansible_runner import run_module
+from tests.support.ansible_runner import run_module, run_playbook, task_results
+from tests.support.openstack_cli import osc
 
 pytestmark = pytest.mark.placement
 
 AGGREGATE = "7d1b4e2c-1111-4a5b-9c3d-000000000001"
 OTHER_AGGREGATE = "7d1b4e2c-1111-4a5b-9c3d-000000000002"
-
-
-def osc(placement, *args: str):
-    """The real `openstack` CLI with osc-placement, talking to the test Placement."""
-    cmd = [
-        os.path.join(os.path.dirname(sys.executable), "openstack"),
-        "--os-auth-type", "admin_token", "--os-endpoint", placement.url, "--os-token", "admin:admin",
-        "--os-placement-api-version", "1.39", *args, "-f", "json",
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(proc.stdout)
 
 
 def rhythm(name: str, args: dict) -> dict:
@@ -288,3 +276,28 @@ def test_placement_info_snapshot_tree_name_and_query(placement):
     assert exact["api_calls"]["GET"] == 4  # list by name, traits, inventories, aggregates
     bad = run_module("placement_info", dict(placement.auth, query="resource_providers[?"))
     assert bad["failed"] and "not valid JMESPath" in bad["msg"]
+
+
+# -- action groups --------------------------------------------------------------------------------
+@pytest.mark.parametrize("group", ["placement", "openstack"])
+def test_action_groups_carry_the_connection_to_the_placement_modules(placement, group, tmp_path):
+    """module_defaults for either group reach a Placement module through meta/runtime.yml."""
+    playbook = tmp_path / "grouped.yml"
+    play = {
+        "hosts": "localhost",
+        "connection": "local",
+        "gather_facts": False,
+        "module_defaults": {f"group/accel.openstack.{group}": placement.auth},
+        "tasks": [
+            {"name": "Create a trait", "accel.openstack.placement_trait": {"names": [f"CUSTOM_GROUP_{group.upper()}"]}},
+            {"name": "Read the fleet", "accel.openstack.placement_info": {"name": ["nothing-by-this-name"]}},
+        ],
+    }
+    playbook.write_text(yaml.safe_dump([play]))
+    report = run_playbook(str(playbook), extra_vars={"ansible_python_interpreter": sys.executable})
+    assert report["rc"] == 0, report["stderr"] + report["stdout"]
+    (created,) = task_results(report, "Create a trait").values()
+    assert created["changed"] is True
+    (read,) = task_results(report, "Read the fleet").values()
+    assert read["fleet"]["resource_providers"] == []
+    assert f"CUSTOM_GROUP_{group.upper()}" in {row["name"] for row in osc(placement, "trait", "list")}

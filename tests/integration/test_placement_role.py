@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
 from tests.support.ansible_runner import REPO, run_playbook, task_results, total_changed
+from tests.support.openstack_cli import osc
 
 pytestmark = pytest.mark.placement
 
@@ -23,15 +23,6 @@ def demo_dir(tmp_path_factory):
         cwd=REPO, check=True, capture_output=True,
     )  # fmt: skip
     return str(dest)
-
-
-def osc(placement, *args):
-    cmd = [
-        os.path.join(os.path.dirname(sys.executable), "openstack"),
-        "--os-auth-type", "admin_token", "--os-endpoint", placement.url, "--os-token", "admin:admin",
-        "--os-placement-api-version", "1.39", *args, "-f", "json",
-    ]  # fmt: skip
-    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=60).stdout)
 
 
 def test_role_registers_the_demo_fleet_as_nova_reports_it_and_converges(placement, demo_dir):

@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
-from tests.integration.test_solver_differential import compare
+from tests.support.placement_compare import compare
 from tests.support.placement_loader import load_fleet
 
 pytestmark = pytest.mark.placement

@@ -140,7 +140,7 @@ class PlacementServer:
     @property
     def auth(self) -> dict:
         """The module options that reach this server (DESIGN: admin_token against noauth2)."""
-        return {"auth_type": "admin_token", "auth": {"endpoint": self.url, "token": "admin:admin"}}
+        return {"auth_type": "admin_token", "auth": {"endpoint": self.url, "token": "admin"}}
 
 
 if __name__ == "__main__":  # manual use: python -m tests.support.placement_server

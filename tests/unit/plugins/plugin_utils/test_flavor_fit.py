@@ -67,7 +67,8 @@ def flavor(name, vcpus=4, ram=8192, disk=20, **specs):
     return {"name": name, "vcpus": vcpus, "ram": ram, "disk": disk, "extra_specs": specs}
 
 
-def fit(flavors, fleet=FLEET, **options):
+def fit(flavors, fleet=None, **options):
+    fleet = FLEET if fleet is None else fleet
     options.setdefault("pci_aliases", ALIASES)
     options.setdefault("pci_in_placement", True)
     return flavor_fit(flavors, fleet, **options)

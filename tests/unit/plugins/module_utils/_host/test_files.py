@@ -75,7 +75,7 @@ def test_apply_all_deletes_creates_and_honours_check_mode(tmp_path):
     assert apply_all(host, changes) == ["/old.conf", "/etc/new.d/new.conf"]
     assert not (tmp_path / "old.conf").exists()
     assert (tmp_path / "etc" / "new.d" / "new.conf").read_text() == "new\n"
-    assert [name for name in os.listdir(tmp_path / "etc" / "new.d")] == ["new.conf"]  # no temp file left
+    assert os.listdir(tmp_path / "etc" / "new.d") == ["new.conf"]  # no temp file left
 
 
 def test_a_file_that_cannot_be_rewritten_whole_is_refused(tmp_path):

@@ -93,7 +93,7 @@ def test_a_pf_address_claims_its_vfs_with_the_same_ids():
 
 def test_glob_and_regex_are_written_as_patterns_and_other_devices_by_address():
     policy = [{**VF, "addresses": ["*:3b:00.*"], "physical_network": "physnet1"}]
-    found, _ = specs(policy)
+    found, _unused = specs(policy)
     assert found == [
         {"address": "*:3b:00.*", "vendor_id": "15b3", "product_id": "101e", "physical_network": "physnet1"}
     ]
@@ -125,7 +125,7 @@ def test_physical_network_devices_stay_out_of_placement_and_clash_with_nothing()
 
 def test_one_time_use_provider_gets_the_trait_and_nothing_reserved_before_first_use():
     policy = [{**T4, "one_time_use": True}]
-    found, _ = specs(policy, report_in_placement=True)
+    found, _unused = specs(policy, report_in_placement=True)
     assert found == [{"vendor_id": "10de", "product_id": "1eb8", "one_time_use": "true"}]
     (t4,) = predict_providers(FACTS, parse_policy(policy), "cn1", report_in_placement=True)[1:]
     assert "HW_PCI_ONE_TIME_USE" in t4["traits"] and t4["inventories"]["CUSTOM_PCI_10DE_1EB8"]["reserved"] == 0
