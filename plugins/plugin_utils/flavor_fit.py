@@ -44,6 +44,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     FleetError,
     Inventory,
     Provider,
+    gc_paused,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
@@ -671,5 +672,6 @@ def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
         flavors = [flavors]
     if not isinstance(snapshot, Mapping):
         raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
-    fit = FlavorFit(snapshot, checked)
-    return [fit.check(flavor) for flavor in flavors]
+    with gc_paused():
+        fit = FlavorFit(snapshot, checked)
+        return [fit.check(flavor) for flavor in flavors]
