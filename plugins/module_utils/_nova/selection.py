@@ -162,8 +162,8 @@ def _one_per_gpu_instance(
         if per_gpu.get(address, 0) < wanted:
             per_gpu[address] = per_gpu.get(address, 0) + 1
             kept.append(device)
-    if chosen and not kept:
-        gpus = sorted({normalize_address((_parent(d, by_address) or d)["address"]) for d in chosen})
+    gpus = sorted({normalize_address((_parent(d, by_address) or d)["address"]) for d in chosen} - set(per_gpu))
+    if gpus:
         selection.warnings.append(
             f"{selection.hostname}: {entry.label}: GPU {', '.join(gpus)} has no GPU instance of the profile "
             f"mdev_type {entry.mdev_type} runs on; run the prepare stage (playbooks/prepare_hosts.yml), "
