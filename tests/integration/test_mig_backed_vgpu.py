@@ -9,6 +9,7 @@ parses what we render and builds the providers we predict.
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -203,7 +204,7 @@ def h100(tmp_path, monkeypatch):
         yield root, kernel
 
 
-def test_h100_mig_backed_vf_type_appears_after_the_layout(h100):
+def test_h100_mig_backed_vf_type_appears_after_the_layout(h100, tmp_path, monkeypatch):
     root, kernel = h100
     before, _unused = discover(root)
     for vf in H100_VFS:
@@ -256,3 +257,14 @@ def test_h100_mig_backed_vf_type_appears_after_the_layout(h100):
     answer = _nova("h100", after, rendering)
     assert sorted(answer["compute"]["matched"]) == H100_VFS[:2]
     _same_providers(answer["compute"]["providers"], predicted)
+
+    # the boot: a fresh GPU (no GPU instances, no types); the unit makes the instances, then the types
+    fresh = build_root("mig-vgpu-h100", str(tmp_path / "after"))
+    shutil.copytree(os.path.join(root, "etc/accel-openstack"), os.path.join(fresh, "etc/accel-openstack"))
+    rebooted = FakeKernel(fresh, "mig-vgpu-h100", delay=0.1)
+    rebooted.answer_writes(monkeypatch)
+    with rebooted:
+        lines = gpu_restore.restore(fresh, run=FakeNvidiaSmi(fresh), timeout=5)
+    assert lines == [f"{H100}: created 9:0,9:4", f"{H100_VFS[0]}: vGPU type 1065", f"{H100_VFS[1]}: vGPU type 1065"]
+    again, _unused = discover(fresh)
+    assert [_device(again, vf)["current_vgpu_type"] for vf in H100_VFS] == ["1065", "1065", "0", "0"]
