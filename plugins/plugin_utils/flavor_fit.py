@@ -44,6 +44,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     FleetError,
     Inventory,
     Provider,
+    gc_paused,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
@@ -137,8 +138,8 @@ def _copy_provider(provider: Provider, name: str) -> Provider:
 class _Tree:
     """One tree of the fleet alone (plus the sharing providers it may use), to count and explain on.
 
-    Providers of a tree shared by identical hosts are named by their position (``\\x00N\\x00``);
-    ``words()`` puts a host's own names back into a sentence."""
+    Providers of a tree shared by identical hosts are named by their position (``\\x00N\\x00``); a
+    sentence about the tree gets each host's own names back in ``_count_and_explain``."""
 
     def __init__(self, fleet: Fleet, root: str, templated: bool):
         tree = fleet.trees[root]
@@ -148,7 +149,6 @@ class _Tree:
         providers += [_copy_provider(p, p.name) for p in fleet.shared_with.get(root, ())]
         self.fleet = Fleet(providers, fleet.traits, fleet.resource_classes)
         self.mine = {p.uuid for p in tree}
-        self._places: dict[str, list[str]] = {}
         self._empty: _Tree | None = None
 
     def empty(self) -> _Tree:
@@ -161,23 +161,9 @@ class _Tree:
                     inv.used = 0
             empty.root, empty.templated, empty.mine = self.root, self.templated, self.mine
             empty.fleet = Fleet(providers, self.fleet.traits, self.fleet.resource_classes)
-            empty._places, empty._empty = {}, empty
+            empty._empty = empty
             self._empty = empty
         return self._empty
-
-    def words(self, sentence: str, tree: list[Provider]) -> str:
-        if not self.templated:
-            return sentence
-        template = self._places.get(sentence)
-        if template is None:
-            # The sentence split at its placeholders: text, index, text, index, ..., text.
-            template = self._places[sentence] = _PLACE.split(sentence)
-        if len(template) == 1:
-            return sentence
-        parts = template[:]
-        for at in range(1, len(parts), 2):
-            parts[at] = tree[int(parts[at])].name
-        return "".join(parts)
 
     def candidates(self, requests: list[Request]) -> list[dict]:
         found = []
@@ -278,6 +264,7 @@ class FlavorFit:
         # fleet: true when no provider shares via an aggregate (every candidate then lies in one tree).
         self.by_shape = share_shapes and not fleet.sharing
         self._empty: Fleet | None = None
+        self._names_of_trees: list[list[str]] | None = None
         self._max_free: dict[int, dict[str, int]] = {}
 
     # -- trees -------------------------------------------------------------------------------------
@@ -307,6 +294,13 @@ class FlavorFit:
         if tree is None:
             tree = self.shapes[shape] = _Tree(self.fleet, self.representative[shape], self.templated[shape])
         return tree
+
+    def _tree_names(self) -> list[list[str]]:
+        """Per root (fleet order), the names of its tree's providers, in tree order."""
+        if self._names_of_trees is None:
+            trees = self.fleet.trees
+            self._names_of_trees = [[p.name for p in trees[root.uuid]] for root in self.fleet.roots]
+        return self._names_of_trees
 
     def _empty_fleet(self) -> Fleet:
         if self._empty is None:
@@ -412,22 +406,40 @@ class FlavorFit:
             f"candidates exist on this host, but Placement's answer stops at limit="
             f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
         )
-        reasons: dict[int, str] = {}
-        why_not = report["why_not"]
-        trees = self.fleet.trees
-        for root, name, shape in zip(self.fleet.roots, self.names, self.shape_of):  # noqa: B905
-            if name in hosts:
-                continue
-            if counts[shape]:
-                why_not[name] = limited
-            elif requests:
-                tree = self._tree(shape)
-                reason = reasons.get(shape)
-                if reason is None:
-                    reason = reasons[shape] = tree.reason(requests[0])
-                why_not[name] = tree.words(reason, trees[root.uuid])
+        # One answer per shape: a fixed sentence, or (for a sentence naming providers of a templated tree)
+        # its text split at the placeholders, filled with each host's own names.
+        fixed: list[str | None] = []
+        split: dict[int, list] = {}
+        for shape, count in enumerate(counts):
+            if count:
+                fixed.append(limited)
+            elif not requests:
+                fixed.append("Nova asks Placement nothing it can answer")
             else:
-                why_not[name] = "Nova asks Placement nothing it can answer"
+                tree = self._tree(shape)
+                reason = tree.reason(requests[0])
+                parts = _PLACE.split(reason) if tree.templated else [reason]
+                if len(parts) == 1:
+                    fixed.append(reason)
+                else:
+                    fixed.append(None)
+                    text = "%s".join(part.replace("%", "%%") for part in parts[::2])
+                    split[shape] = (text, [int(index) for index in parts[1::2]])
+        why_not = report["why_not"]
+        if not split:
+            why_not.update(
+                {name: fixed[shape] for name, shape in zip(self.names, self.shape_of) if name not in hosts}  # noqa: B905
+            )
+        else:
+            tree_names = self._tree_names()
+            for names, name, shape in zip(tree_names, self.names, self.shape_of):  # noqa: B905
+                if name in hosts:
+                    continue
+                sentence = fixed[shape]
+                if sentence is None:
+                    text, places = split[shape]
+                    sentence = text % tuple([names[index] for index in places])
+                why_not[name] = sentence
         report["fleet_max_instances"] = sum(counts[shape] for shape in self.shape_of)
 
     # -- reasons -----------------------------------------------------------------------------------
@@ -660,5 +672,6 @@ def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
         flavors = [flavors]
     if not isinstance(snapshot, Mapping):
         raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
-    fit = FlavorFit(snapshot, checked)
-    return [fit.check(flavor) for flavor in flavors]
+    with gc_paused():
+        fit = FlavorFit(snapshot, checked)
+        return [fit.check(flavor) for flavor in flavors]

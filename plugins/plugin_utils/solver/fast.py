@@ -108,7 +108,12 @@ class _TreeRows:
         for rc, amount in self.wanted:
             own = []
             for p, inv in classes.get(rc, ()):
-                if inv.fits(amount) and (
+                # Inventory.fits, inline (the hot loop of every tree).
+                if (
+                    inv.used + amount <= inv.limit
+                    and inv.min_unit <= amount <= inv.max_unit
+                    and amount % inv.step_size == 0
+                ) and (
                     plain
                     or not (
                         (forbidden and forbidden & p.traits)
@@ -183,7 +188,11 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
                 or uuid in bad
             ):
                 continue
-            if inv is not None and not inv.fits(amount):
+            if inv is not None and not (
+                inv.used + amount <= inv.limit
+                and inv.min_unit <= amount <= inv.max_unit
+                and amount % inv.step_size == 0
+            ):  # Inventory.fits, inline
                 continue
             if others:
                 inventories = p.inventories
@@ -410,7 +419,11 @@ def _tree_answer(
             for rc, amount in rows.wanted:
                 fit = []
                 for p, inv in tree.get(rc, ()):
-                    if inv.fits(amount):
+                    if (
+                        inv.used + amount <= inv.limit
+                        and inv.min_unit <= amount <= inv.max_unit
+                        and amount % inv.step_size == 0
+                    ):  # Inventory.fits, inline
                         fit.append(p)
                 if foreign and shared[rc]:
                     for p in shared_with.get(anchor, ()):

@@ -131,3 +131,15 @@ def test_hosts_of_one_shape_are_explained_in_their_own_names():
     for host in gpu_hosts:
         assert host in big["why_not"][host] or big["why_not"][host] == big["why_not"][gpu_hosts[0]]
     assert len({big["why_not"][h] for h in gpu_hosts}) in (1, len(gpu_hosts))
+
+
+def test_provider_names_with_format_characters_are_written_as_given():
+    # A host's own names go into a sentence by formatting: '%', '%s' and braces in a name stay as they are.
+    snapshot = generated_fleet(random.Random(8), 16, 1)
+    for record in snapshot["resource_providers"]:
+        record["name"] = record["name"].replace("_gpu", "_%s{0}%gpu%")
+    _fast_fit, fast = reports(snapshot, True)
+    _plain_fit, plain = reports(snapshot, False)
+    assert fast == plain
+    big = next(r for r in json.loads(fast) if r["name"] == "f04")  # four H100s on three-GPU hosts
+    assert "host004_%s{0}%gpu%0" in big["why_not"]["host004"], big["why_not"]["host004"]
