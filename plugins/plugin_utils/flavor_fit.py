@@ -48,6 +48,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_resource_classes, check_traits
 
 REASON_CODES = (
@@ -231,7 +232,7 @@ class _Tree:
 class FlavorFit:
     """A fleet indexed once, then asked about any number of flavors."""
 
-    def __init__(self, snapshot: Mapping, options: FitOptions, share_shapes: bool = True):
+    def __init__(self, snapshot: Mapping, options: FitOptions, share_shapes: bool = True, roots_by_shape: bool = True):
         try:
             self.fleet = Fleet.from_snapshot(snapshot)
         except FleetError as exc:
@@ -263,6 +264,9 @@ class FlavorFit:
         # Whether "does any host give a candidate" may be asked of each shape's tree instead of the whole
         # fleet: true when no provider shares via an aggregate (every candidate then lies in one tree).
         self.by_shape = share_shapes and not fleet.sharing
+        # Whether Nova's queries may be answered from each shape's tree when the whole answer fits in
+        # ``limit`` (see ``_roots_by_shape``).
+        self.roots_by_shape = roots_by_shape and self.by_shape
         self._empty: Fleet | None = None
         self._names_of_trees: list[list[str]] | None = None
         self._max_free: dict[int, dict[str, int]] = {}
@@ -317,6 +321,58 @@ class FlavorFit:
             found = self._max_free[id(fleet)] = max_free(fleet)
         return found
 
+    # -- Nova's queries ---------------------------------------------------------------------------
+    def _roots(self, request: Request) -> list[str]:
+        """The roots of the whole fleet's answer to one query (raises RequestError for Placement's 400)."""
+        most = self._most(self.fleet)
+        if self.roots_by_shape:
+            roots = self._roots_by_shape(request, most)
+            if roots is not None:
+                return roots
+        return answer(self.fleet, request, most, roots_only=True)["roots"]
+
+    def _roots_by_shape(self, request: Request, most: dict[str, int]) -> list[str] | None:
+        """The whole fleet's roots from one answer per tree shape, or None where that is not exact.
+
+        With no sharing provider every candidate lies in one tree, and a tree's candidates are the same
+        alone as in the fleet (its names checked against the fleet's). When the hosts' candidates add up
+        to no more than ``limit``, Placement's answer is all of them: its roots are the hosts whose shape
+        has one, in any order (only the set is used). None (ask the whole fleet) when a name is unknown
+        (the 400 and its wording are the whole fleet's), with ``in_tree`` (it names one host), when no
+        tree can hold the totals (the whole fleet answers that without a search), when the candidates
+        exceed ``limit`` (which ones come first matters), or when the trees' searches together could
+        exceed the whole search's step budget (it would refuse)."""
+        fleet = self.fleet
+        if any(g.in_tree is not None for g in request.groups.values()):
+            return None
+        if not all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items()):
+            return None
+        try:
+            check_traits(fleet, sorted(request.root_required | request.root_forbidden))
+            for group in request.groups.values():
+                check_resource_classes(fleet, group.resources)
+                for any_of in group.required:
+                    check_traits(fleet, sorted(any_of))
+                check_traits(fleet, sorted(group.forbidden))
+        except RequestError:
+            return None
+        unlimited = dataclasses.replace(request, limit=None)
+        found: list[tuple[int, int, bool]] = []  # per shape: candidates, steps spent, whether it has roots
+        for shape in range(len(self.shapes)):
+            budget = Budget()
+            try:
+                got = allocation_candidates(self._tree(shape).fleet, unlimited, budget, roots_only=True)
+            except (RequestError, TooCombinatorial):
+                return None
+            found.append((got["candidates"], budget.used, bool(got["roots"])))
+        candidates = steps = 0
+        for shape in self.shape_of:
+            candidates += found[shape][0]
+            steps += found[shape][1]
+        if (request.limit is not None and candidates > request.limit) or steps > Budget().steps:
+            return None
+        return [root.uuid for root, shape in zip(fleet.roots, self.shape_of) if found[shape][2]]  # noqa: B905
+
     # -- one flavor --------------------------------------------------------------------------------
     def check(self, flavor) -> dict:
         name = flavor.get("name") if isinstance(flavor, Mapping) else None
@@ -355,10 +411,9 @@ class FlavorFit:
         for query in req.queries:
             try:
                 request = Request.parse(query)
-                found = answer(self.fleet, request, self._most(self.fleet), roots_only=True)
                 # Only the roots are needed: they stand in for the candidates, which merge_answers only
                 # concatenates (in Nova's order) and tests for emptiness.
-                answers.append((200, {"allocation_requests": found["roots"]}))
+                answers.append((200, {"allocation_requests": self._roots(request)}))
                 requests.append(request)
             except RequestError as exc:
                 answers.append((400, str(exc)))

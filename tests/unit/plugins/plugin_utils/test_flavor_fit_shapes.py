@@ -10,7 +10,9 @@ import random
 
 import pytest
 
+from ansible_collections.accel.openstack.plugins.plugin_utils import flavor_fit as flavor_fit_module
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import FitOptions, FlavorFit
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 
 ALIASES = [
     {"name": "h100", "vendor_id": "10de", "product_id": "2330", "resource_class": "CUSTOM_NVIDIA_H100"},
@@ -143,3 +145,99 @@ def test_provider_names_with_format_characters_are_written_as_given():
     assert fast == plain
     big = next(r for r in json.loads(fast) if r["name"] == "f04")  # four H100s on three-GPU hosts
     assert "host004_%s{0}%gpu%0" in big["why_not"]["host004"], big["why_not"]["host004"]
+
+
+# Flavors that fit everywhere, nowhere, on some hosts, with an unknown name (Placement's 400) and with a
+# required or forbidden trait: Nova's queries answered per shape must give the whole fleet's
+# answer, for limits below, at and above the number of candidates.
+MORE_SPECS = [
+    {"trait:COMPUTE_NODE": "required"},
+    {"trait:CUSTOM_NO_SUCH_TRAIT": "required", "pci_passthrough:alias": "h100:1"},
+    {"resources:CUSTOM_NO_SUCH_CLASS": "1"},
+    {"hw:cpu_policy": "dedicated", "trait:CUSTOM_TYPO": "forbidden"},
+    {"aggregate_instance_extra_specs:x": "y", "pci_passthrough:alias": "vf:1"},
+]
+
+
+def all_flavors() -> list[dict]:
+    found = flavors()
+    for i, specs in enumerate(SPECS + MORE_SPECS):
+        for size, (v, r, d) in enumerate([(1, 512, 1), (999, 10**7, 10**5)]):
+            found.append({"name": f"g{i:02d}_{size}", "vcpus": v, "ram": r, "disk": d, "extra_specs": specs})
+    return found
+
+
+def answered(snapshot: dict, roots_by_shape: bool, **options) -> tuple[FlavorFit, str]:
+    fit = FlavorFit(
+        snapshot,
+        FitOptions.checked(pci_aliases=ALIASES, pci_in_placement=True, **options),
+        roots_by_shape=roots_by_shape,
+    )
+    return fit, json.dumps([fit.check(f) for f in all_flavors()])  # key order included
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 11, 12, 13, 40, 1000])
+@pytest.mark.parametrize(("seed", "hosts", "patterns"), [(11, 24, 2), (12, 24, 0), (13, 48, 1), (14, 9, 3)])
+def test_queries_per_shape_answer_as_the_whole_fleet(monkeypatch, seed, hosts, patterns, limit):
+    snapshot = generated_fleet(random.Random(seed), hosts, patterns)
+    whole_fleet = []
+    real = flavor_fit_module.answer
+
+    def counting(fleet, request, most=None, roots_only=False):
+        if roots_only:
+            whole_fleet.append(request)
+        return real(fleet, request, most, roots_only)
+
+    monkeypatch.setattr(flavor_fit_module, "answer", counting)
+    shortcut, fast = answered(snapshot, True, max_placement_results=limit)
+    asked_with = len(whole_fleet)
+    plain_fit, plain = answered(snapshot, False, max_placement_results=limit)
+    asked_without = len(whole_fleet) - asked_with
+    assert fast == plain
+    assert shortcut.roots_by_shape and not plain_fit.roots_by_shape
+    # The shortcut is taken: some queries are answered without asking the whole fleet.
+    assert asked_with < asked_without
+    got = json.loads(fast)
+    outcomes = {r["outcome"] for r in got}
+    assert {"fits", "no_host", "rejected_by_placement"} <= outcomes
+    if limit >= hosts:
+        # The smallest general flavor fits every enabled host, and is answered per shape.
+        small = next(r for r in got if r["name"] == "g00_0")
+        assert small["hosts"] and len(small["hosts"]) == sum(1 for n in range(hosts) if n % 7 != 6)
+
+
+def test_queries_per_shape_keep_the_whole_fleet_with_sharing():
+    snapshot = generated_fleet(random.Random(15), 16, 2, sharing=True)
+    fit, fast = answered(snapshot, True, max_placement_results=3)
+    _plain_fit, plain = answered(snapshot, False, max_placement_results=3)
+    assert not fit.roots_by_shape
+    assert fast == plain
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # No one tree has both devices, so no tree alone reaches the third group's unknown trait; the
+        # whole fleet does, and answers 400.
+        "resources1=CUSTOM_NVIDIA_H100:1&resources2=CUSTOM_PCI_15B3_101E:1&resources3=VCPU:1"
+        "&required3=CUSTOM_NOPE&group_policy=none&limit=1000",
+        "resources1=CUSTOM_NVIDIA_H100:1&resources2=CUSTOM_PCI_15B3_101E:1&group_policy=none&limit=1000",
+        "resources=VCPU:1&resources1=CUSTOM_NVIDIA_H100:1&required1=CUSTOM_GPU_NVLINK&limit=1000",
+        "resources=VCPU:1&required=!COMPUTE_STATUS_DISABLED&root_required=COMPUTE_NODE&limit=1000",
+        "resources=VCPU:1&in_tree={host}&limit=1000",
+        "resources=VCPU:1&root_required=CUSTOM_NOT_THERE&limit=1000",
+    ],
+)
+def test_query_roots_per_shape_are_the_whole_fleets(query):
+    snapshot = generated_fleet(random.Random(16), 24, 1)
+    fit = FlavorFit(snapshot, FitOptions.checked())
+    assert fit.roots_by_shape
+    request = Request.parse(query.format(host=snapshot["resource_providers"][0]["uuid"]))
+    try:
+        expected = set(flavor_fit_module.answer(fit.fleet, request, roots_only=True)["roots"])
+    except RequestError as exc:
+        with pytest.raises(RequestError) as raised:
+            fit._roots(request)
+        assert str(raised.value) == str(exc)
+    else:
+        assert set(fit._roots(request)) == expected
