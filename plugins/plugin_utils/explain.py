@@ -111,9 +111,12 @@ def _root_reason(fleet: Fleet, request: Request, root: str, budget: Budget) -> s
     return "every group fits alone, but capacity, group_policy and same_subtree together rule out every combination"
 
 
-def explain(fleet: Fleet, request: Request, roots=None) -> dict:
+def explain(fleet: Fleet, request: Request, roots=None, unknown: bool = True) -> dict:
     """Explain the request's answer for the given root uuids or names (default: all roots); one search
-    budget covers the whole explanation."""
+    budget covers the whole explanation.
+
+    ``unknown=False`` leaves the unknown names out (an empty list): a caller explaining many trees one at a
+    time looks for close names once, on the whole fleet."""
     budget = Budget()
     try:
         candidates = solve(fleet, request, budget)
@@ -121,7 +124,8 @@ def explain(fleet: Fleet, request: Request, roots=None) -> dict:
         candidates = []
     except RequestError as exc:
         # Placement answers 400 here (an unknown name): say so, with the close names that exist.
-        return {"candidates": 0, "error": str(exc), "unknown": _unknown_names(fleet, request), "roots": []}
+        names = _unknown_names(fleet, request) if unknown else []
+        return {"candidates": 0, "error": str(exc), "unknown": names, "roots": []}
     anchored = {fleet.providers[uuid].root for amounts, _mappings in candidates for uuid, _rc in amounts}
     by_name = {p.name: p.uuid for p in fleet.roots}
     if roots is None:
@@ -144,4 +148,5 @@ def explain(fleet: Fleet, request: Request, roots=None) -> dict:
                 "reason": "a candidate uses this tree" if fits else _root_reason(fleet, request, uuid, budget),
             }
         )
-    return {"candidates": len(candidates), "unknown": _unknown_names(fleet, request), "roots": report}
+    names = _unknown_names(fleet, request) if unknown else []
+    return {"candidates": len(candidates), "unknown": names, "roots": report}

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -43,9 +44,11 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     FleetError,
     Inventory,
     Provider,
+    gc_paused,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_resource_classes, check_traits
 
 REASON_CODES = (
@@ -64,6 +67,7 @@ REASON_CODES = (
 )
 GENERAL_CLASSES = frozenset({"VCPU", "PCPU", "MEMORY_MB", "DISK_GB"})
 _LIMIT_NAME = "max_placement_results"
+_PLACE = re.compile("\x00([0-9]+)\x00")
 
 
 class FitOptionError(AccelError):
@@ -135,8 +139,8 @@ def _copy_provider(provider: Provider, name: str) -> Provider:
 class _Tree:
     """One tree of the fleet alone (plus the sharing providers it may use), to count and explain on.
 
-    Providers of a tree shared by identical hosts are named by their position (``\\x00N\\x00``);
-    ``words()`` puts a host's own names back into a sentence."""
+    Providers of a tree shared by identical hosts are named by their position (``\\x00N\\x00``); a
+    sentence about the tree gets each host's own names back in ``_count_and_explain``."""
 
     def __init__(self, fleet: Fleet, root: str, templated: bool):
         tree = fleet.trees[root]
@@ -146,13 +150,21 @@ class _Tree:
         providers += [_copy_provider(p, p.name) for p in fleet.shared_with.get(root, ())]
         self.fleet = Fleet(providers, fleet.traits, fleet.resource_classes)
         self.mine = {p.uuid for p in tree}
+        self._empty: _Tree | None = None
 
-    def words(self, sentence: str, tree: list[Provider]) -> str:
-        if not self.templated:
-            return sentence
-        for index, provider in enumerate(tree):
-            sentence = sentence.replace(f"\x00{index}\x00", provider.name)
-        return sentence
+    def empty(self) -> _Tree:
+        """The same tree with no usage (what an empty host of this shape offers)."""
+        if self._empty is None:
+            empty = _Tree.__new__(_Tree)
+            providers = [_copy_provider(p, p.name) for p in self.fleet.order]
+            for provider in providers:
+                for inv in provider.inventories.values():
+                    inv.used = 0
+            empty.root, empty.templated, empty.mine = self.root, self.templated, self.mine
+            empty.fleet = Fleet(providers, self.fleet.traits, self.fleet.resource_classes)
+            empty._empty = empty
+            self._empty = empty
+        return self._empty
 
     def candidates(self, requests: list[Request]) -> list[dict]:
         found = []
@@ -209,7 +221,7 @@ class _Tree:
                     f"{', ...' if len(having) > 4 else ''})"
                 )
         try:
-            report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root])
+            report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root], unknown=False)
         except RequestError as exc:
             return str(exc)
         if report.get("error"):
@@ -220,7 +232,7 @@ class _Tree:
 class FlavorFit:
     """A fleet indexed once, then asked about any number of flavors."""
 
-    def __init__(self, snapshot: Mapping, options: FitOptions):
+    def __init__(self, snapshot: Mapping, options: FitOptions, share_shapes: bool = True, roots_by_shape: bool = True):
         try:
             self.fleet = Fleet.from_snapshot(snapshot)
         except FleetError as exc:
@@ -230,56 +242,69 @@ class FlavorFit:
         for record in snapshot["resource_providers"]:
             if record.get("parent_provider_uuid") is None:
                 self.records[record.get("name") or record["uuid"]] = record
-        self.root_names = {p.uuid: p.name for p in self.fleet.roots}
-        self._keys: dict[str, tuple] = {}
-        self._trees: dict[tuple, _Tree] = {}
+        fleet = self.fleet
+        self.root_names = {p.uuid: p.name for p in fleet.roots}
+        self.names = [p.name for p in fleet.roots]
+        # Hosts with identical trees share one shape: counted and explained once per flavor. The shape of
+        # every root (in fleet order) is found once, here; its key is hashed once.
+        self.share_shapes = share_shapes
+        self.shape_of: list[int] = []
+        self.shapes: list[_Tree | None] = []
+        self.representative: list[str] = []
+        index_of: dict[tuple, int] = {}
+        for root in fleet.roots:
+            key = self._key(root.uuid) if share_shapes else ("own", root.uuid)
+            index = index_of.get(key)
+            if index is None:
+                index = index_of[key] = len(self.representative)
+                self.representative.append(root.uuid)
+                self.shapes.append(None)
+            self.shape_of.append(index)
+        self.templated = [key[0] != "own" for key in index_of]
+        # Whether "does any host give a candidate" may be asked of each shape's tree instead of the whole
+        # fleet: true when no provider shares via an aggregate (every candidate then lies in one tree).
+        self.by_shape = share_shapes and not fleet.sharing
+        # Whether Nova's queries may be answered from each shape's tree when the whole answer fits in
+        # ``limit`` (see ``_roots_by_shape``).
+        self.roots_by_shape = roots_by_shape and self.by_shape
         self._empty: Fleet | None = None
+        self._names_of_trees: list[list[str]] | None = None
         self._max_free: dict[int, dict[str, int]] = {}
-        self._snapshot = snapshot
 
     # -- trees -------------------------------------------------------------------------------------
     def _key(self, root: str) -> tuple:
-        key = self._keys.get(root)
-        if key is None:
-            fleet = self.fleet
-            tree = fleet.trees[root]
-            if root in fleet.shared_with or any(p.uuid in fleet.sharing for p in tree):
-                key = ("own", root)
-            else:
-                position = {p.uuid: i for i, p in enumerate(tree)}
-                key = tuple(
-                    (
-                        position.get(p.parent),
-                        tuple(
-                            sorted(
-                                (
-                                    rc,
-                                    i.total,
-                                    i.reserved,
-                                    i.min_unit,
-                                    i.max_unit,
-                                    i.step_size,
-                                    i.allocation_ratio,
-                                    i.used,
-                                )
-                                for rc, i in p.inventories.items()
-                            )
-                        ),
-                        p.traits,
-                        p.aggregates,
+        fleet = self.fleet
+        tree = fleet.trees[root]
+        if root in fleet.shared_with or any(p.uuid in fleet.sharing for p in tree):
+            return ("own", root)
+        position = {p.uuid: i for i, p in enumerate(tree)}
+        return tuple(
+            (
+                position.get(p.parent),
+                tuple(
+                    sorted(
+                        (rc, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used)
+                        for rc, i in p.inventories.items()
                     )
-                    for p in tree
-                )
-            self._keys[root] = key
-        return key
+                ),
+                p.traits,
+                p.aggregates,
+            )
+            for p in tree
+        )
 
-    def _tree(self, root: str) -> _Tree:
-        key = self._key(root)
-        tree = self._trees.get(key)
+    def _tree(self, shape: int) -> _Tree:
+        tree = self.shapes[shape]
         if tree is None:
-            tree = _Tree(self.fleet, root, templated=key[0] != "own")
-            self._trees[key] = tree
+            tree = self.shapes[shape] = _Tree(self.fleet, self.representative[shape], self.templated[shape])
         return tree
+
+    def _tree_names(self) -> list[list[str]]:
+        """Per root (fleet order), the names of its tree's providers, in tree order."""
+        if self._names_of_trees is None:
+            trees = self.fleet.trees
+            self._names_of_trees = [[p.name for p in trees[root.uuid]] for root in self.fleet.roots]
+        return self._names_of_trees
 
     def _empty_fleet(self) -> Fleet:
         if self._empty is None:
@@ -296,6 +321,58 @@ class FlavorFit:
             found = self._max_free[id(fleet)] = max_free(fleet)
         return found
 
+    # -- Nova's queries ---------------------------------------------------------------------------
+    def _roots(self, request: Request) -> list[str]:
+        """The roots of the whole fleet's answer to one query (raises RequestError for Placement's 400)."""
+        most = self._most(self.fleet)
+        if self.roots_by_shape:
+            roots = self._roots_by_shape(request, most)
+            if roots is not None:
+                return roots
+        return answer(self.fleet, request, most, roots_only=True)["roots"]
+
+    def _roots_by_shape(self, request: Request, most: dict[str, int]) -> list[str] | None:
+        """The whole fleet's roots from one answer per tree shape, or None where that is not exact.
+
+        With no sharing provider every candidate lies in one tree, and a tree's candidates are the same
+        alone as in the fleet (its names checked against the fleet's). When the hosts' candidates add up
+        to no more than ``limit``, Placement's answer is all of them: its roots are the hosts whose shape
+        has one, in any order (only the set is used). None (ask the whole fleet) when a name is unknown
+        (the 400 and its wording are the whole fleet's), with ``in_tree`` (it names one host), when no
+        tree can hold the totals (the whole fleet answers that without a search), when the candidates
+        exceed ``limit`` (which ones come first matters), or when the trees' searches together could
+        exceed the whole search's step budget (it would refuse)."""
+        fleet = self.fleet
+        if any(g.in_tree is not None for g in request.groups.values()):
+            return None
+        if not all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items()):
+            return None
+        try:
+            check_traits(fleet, sorted(request.root_required | request.root_forbidden))
+            for group in request.groups.values():
+                check_resource_classes(fleet, group.resources)
+                for any_of in group.required:
+                    check_traits(fleet, sorted(any_of))
+                check_traits(fleet, sorted(group.forbidden))
+        except RequestError:
+            return None
+        unlimited = dataclasses.replace(request, limit=None)
+        found: list[tuple[int, int, bool]] = []  # per shape: candidates, steps spent, whether it has roots
+        for shape in range(len(self.shapes)):
+            budget = Budget()
+            try:
+                got = allocation_candidates(self._tree(shape).fleet, unlimited, budget, roots_only=True)
+            except (RequestError, TooCombinatorial):
+                return None
+            found.append((got["candidates"], budget.used, bool(got["roots"])))
+        candidates = steps = 0
+        for shape in self.shape_of:
+            candidates += found[shape][0]
+            steps += found[shape][1]
+        if (request.limit is not None and candidates > request.limit) or steps > Budget().steps:
+            return None
+        return [root.uuid for root, shape in zip(fleet.roots, self.shape_of) if found[shape][2]]  # noqa: B905
+
     # -- one flavor --------------------------------------------------------------------------------
     def check(self, flavor) -> dict:
         name = flavor.get("name") if isinstance(flavor, Mapping) else None
@@ -306,7 +383,7 @@ class FlavorFit:
             "message": "",
             "queries": [],
             "hosts": [],
-            "max_instances": {p.name: 0 for p in self.fleet.roots},
+            "max_instances": dict.fromkeys(self.names, 0),
             "fleet_max_instances": 0,
             "why_not": {},
             "reason": None,
@@ -334,7 +411,9 @@ class FlavorFit:
         for query in req.queries:
             try:
                 request = Request.parse(query)
-                answers.append((200, answer(self.fleet, request, self._most(self.fleet))))
+                # Only the roots are needed: they stand in for the candidates, which merge_answers only
+                # concatenates (in Nova's order) and tests for emptiness.
+                answers.append((200, {"allocation_requests": self._roots(request)}))
                 requests.append(request)
             except RequestError as exc:
                 answers.append((400, str(exc)))
@@ -351,15 +430,8 @@ class FlavorFit:
             report["reason"] = {"code": "scheduler_error", "detail": report["message"], "did_you_mean": []}
             report["why_not"] = {n: report["message"] for n in report["max_instances"]}
             return report
-        by_uuid = self.fleet.providers
-        hosts = sorted(
-            {
-                self.root_names[by_uuid[uuid].root]
-                for candidate in merged.get("candidates") or []
-                for uuid in candidate["allocations"]
-                if uuid in by_uuid and by_uuid[uuid].root in self.root_names
-            }
-        )
+        root_names = self.root_names
+        hosts = sorted({root_names[root] for root in merged.get("candidates") or [] if root in root_names})
         report["hosts"] = hosts
         self._count_and_explain(report, valid, set(hosts))
         if not hosts:
@@ -383,28 +455,47 @@ class FlavorFit:
 
     def _count_and_explain(self, report: dict, requests: list[Request], hosts: set[str]) -> None:
         cap = self.options.count_limit
-        counted: dict[tuple, int] = {}
-        reasons: dict[tuple, str] = {}
-        for root in self.fleet.roots:
-            key = self._key(root.uuid)
-            if key not in counted:
-                counted[key] = self._tree(root.uuid).count(requests, cap) if requests else 0
-            count = counted[key]
-            report["max_instances"][root.name] = count
-            if root.name in hosts:
-                continue
+        counts = [self._tree(shape).count(requests, cap) if requests else 0 for shape in range(len(self.shapes))]
+        report["max_instances"] = dict(zip(self.names, [counts[shape] for shape in self.shape_of]))  # noqa: B905
+        limited = (
+            f"candidates exist on this host, but Placement's answer stops at limit="
+            f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
+        )
+        # One answer per shape: a fixed sentence, or (for a sentence naming providers of a templated tree)
+        # its text split at the placeholders, filled with each host's own names.
+        fixed: list[str | None] = []
+        split: dict[int, list] = {}
+        for shape, count in enumerate(counts):
             if count:
-                report["why_not"][root.name] = (
-                    f"candidates exist on this host, but Placement's answer stops at limit="
-                    f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
-                )
-            elif requests:
-                if key not in reasons:
-                    reasons[key] = self._tree(root.uuid).reason(requests[0])
-                report["why_not"][root.name] = self._tree(root.uuid).words(reasons[key], self.fleet.trees[root.uuid])
+                fixed.append(limited)
+            elif not requests:
+                fixed.append("Nova asks Placement nothing it can answer")
             else:
-                report["why_not"][root.name] = "Nova asks Placement nothing it can answer"
-        report["fleet_max_instances"] = sum(report["max_instances"].values())
+                tree = self._tree(shape)
+                reason = tree.reason(requests[0])
+                parts = _PLACE.split(reason) if tree.templated else [reason]
+                if len(parts) == 1:
+                    fixed.append(reason)
+                else:
+                    fixed.append(None)
+                    text = "%s".join(part.replace("%", "%%") for part in parts[::2])
+                    split[shape] = (text, [int(index) for index in parts[1::2]])
+        why_not = report["why_not"]
+        if not split:
+            why_not.update(
+                {name: fixed[shape] for name, shape in zip(self.names, self.shape_of) if name not in hosts}  # noqa: B905
+            )
+        else:
+            tree_names = self._tree_names()
+            for names, name, shape in zip(tree_names, self.names, self.shape_of):  # noqa: B905
+                if name in hosts:
+                    continue
+                sentence = fixed[shape]
+                if sentence is None:
+                    text, places = split[shape]
+                    sentence = text % tuple([names[index] for index in places])
+                why_not[name] = sentence
+        report["fleet_max_instances"] = sum(counts[shape] for shape in self.shape_of)
 
     # -- reasons -----------------------------------------------------------------------------------
     def _rejected(self, message: str) -> dict:
@@ -429,6 +520,19 @@ class FlavorFit:
         except RequestError:
             return False
         return bool(found["allocation_requests"])
+
+    def _fits_somewhere(self, request: Request, empty: bool = False) -> bool:
+        """Whether any host gives the request a candidate (with no usage at all when ``empty``).
+
+        Without sharing providers a candidate lies in one tree, so each shape's tree is asked (its names
+        known as the fleet's, so a 400 there is one on the fleet); else the whole fleet is."""
+        if not self.by_shape or any(g.in_tree is not None for g in request.groups.values()):
+            return self._fits(self._empty_fleet() if empty else self.fleet, request)
+        for shape in range(len(self.shapes)):
+            tree = self._tree(shape)
+            if self._fits((tree.empty() if empty else tree).fleet, request):
+                return True
+        return False
 
     def _no_host_reason(self, requests: list[Request]) -> dict:
         fleet = self.fleet
@@ -471,7 +575,7 @@ class FlavorFit:
         if disabled in request.root_forbidden:
             relaxed = dataclasses.replace(request, root_forbidden=request.root_forbidden - {disabled})
             if any(
-                self._fits(fleet, dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled}))
+                self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled}))
                 for r in requests
             ):
                 count = len(fleet.by_trait.get(disabled, ()))
@@ -492,7 +596,7 @@ class FlavorFit:
         forbidden = sorted(
             set(request.root_forbidden - {disabled}).union(*(g.forbidden for g in request.groups.values()))
         )
-        if forbidden and self._fits(fleet, unforbidden):
+        if forbidden and self._fits_somewhere(unforbidden):
             return {
                 "code": "forbidden_trait",
                 "detail": f"every host with room carries a forbidden trait ({', '.join(forbidden)})",
@@ -504,20 +608,19 @@ class FlavorFit:
             root_required=frozenset(),
             groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
         )
-        if required and self._fits(fleet, unrequired):
+        if required and self._fits_somewhere(unrequired):
             return {
                 "code": "missing_trait",
                 "detail": f"no host with room has the required trait(s) where they are needed ({', '.join(required)})",
                 "did_you_mean": [],
             }
-        empty = self._empty_fleet()
-        if any(self._fits(empty, r) for r in requests):
+        if any(self._fits_somewhere(r, empty=True) for r in requests):
             return {
                 "code": "in_use",
                 "detail": "it fits an empty host, but not the usage the fleet reports today",
                 "did_you_mean": [],
             }
-        if self._fits(empty, _one_device(request)):
+        if self._fits_somewhere(_one_device(request), empty=True):
             return {
                 "code": "too_many_devices",
                 "detail": "it asks more devices than any host has; one device of each kind fits",
@@ -573,16 +676,17 @@ def max_free(fleet: Fleet) -> dict[str, int]:
     return found
 
 
-def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None) -> dict:
+def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, roots_only: bool = False) -> dict:
     """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
     are still checked, so Placement's 400 comes out the same). ``most`` (from ``max_free``) makes the
-    check one look-up per class for a large fleet; without it every tree is checked."""
+    check one look-up per class for a large fleet; without it every tree is checked. ``roots_only`` gives
+    the solver's roots-only answer (``roots``, ``candidates``)."""
     if most is not None:
         viable = all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items())
     else:
         viable = bool(viable_roots(fleet, request))
     if viable:
-        return allocation_candidates(fleet, request)
+        return allocation_candidates(fleet, request, roots_only=roots_only)
     # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
     # until a group that no provider can serve alone ends the search.
     check_traits(fleet, sorted(request.root_required | request.root_forbidden))
@@ -595,7 +699,7 @@ def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None) -
             any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
         ):
             break
-    return {"allocation_requests": [], "provider_summaries": {}}
+    return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": [], "provider_summaries": {}}
 
 
 def _one_device(request: Request) -> Request:
@@ -623,5 +727,6 @@ def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
         flavors = [flavors]
     if not isinstance(snapshot, Mapping):
         raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
-    fit = FlavorFit(snapshot, checked)
-    return [fit.check(flavor) for flavor in flavors]
+    with gc_paused():
+        fit = FlavorFit(snapshot, checked)
+        return [fit.check(flavor) for flavor in flavors]

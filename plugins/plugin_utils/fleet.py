@@ -14,8 +14,10 @@ Summaries are built once and shared by every answer: callers must not modify the
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -33,6 +35,20 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import t
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 # A snapshot's inventory that leaves max_unit out means what Placement means: no limit of its own.
 _INVENTORY_DEFAULTS = {**INVENTORY_DEFAULTS, "max_unit": MAX_INT}
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused (and restored) while many acyclic objects are built: it would
+    only rescan them, again and again, at a fleet's size (about half the time of reading a snapshot)."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 class FleetError(AccelError, ValueError):
@@ -121,22 +137,55 @@ def _names(value, what: str) -> frozenset:
     return frozenset(value)
 
 
-def _inventory(record: Mapping, used, where: str) -> Inventory:
+def _known_names(value, owner: str, field: str, checked: dict) -> frozenset:
+    """``_names``, remembered for lists already read (only names pass, so an equal list is a list of the
+    same names); equal lists share one frozenset."""
+    if type(value) is list:
+        try:
+            key = tuple(value)
+            found = checked.get(key)
+        except TypeError:  # an element that cannot be a key is no name: let _names say so
+            key, found = None, None
+        if found is None:
+            found = _names(value, f"provider {owner}: {field}")
+            if key is not None:
+                checked[key] = found
+        return found
+    return _names(value, f"provider {owner}: {field}")
+
+
+def _inventory_fields(record: Mapping, used, where: str) -> tuple:
     if not isinstance(record, Mapping) or "total" not in record:
         raise FleetError(f"{where}: an inventory needs at least 'total' (and may give {sorted(_INVENTORY_DEFAULTS)})")
     values = {**_INVENTORY_DEFAULTS, **{k: v for k, v in record.items() if v is not None}}
     ratio = values["allocation_ratio"]
     if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not math.isfinite(ratio) or ratio <= 0:
         raise FleetError(f"{where}: allocation_ratio must be a positive number, got {ratio!r}")
-    return Inventory(
-        total=_int(values["total"], f"{where}: total", _MINIMUMS["total"]),
-        reserved=_int(values["reserved"], f"{where}: reserved", _MINIMUMS["reserved"]),
-        min_unit=_int(values["min_unit"], f"{where}: min_unit", _MINIMUMS["min_unit"]),
-        max_unit=_int(values["max_unit"], f"{where}: max_unit", _MINIMUMS["max_unit"]),
-        step_size=_int(values["step_size"], f"{where}: step_size", _MINIMUMS["step_size"]),
-        allocation_ratio=float(ratio),
-        used=_int(used or 0, f"{where}: usage", _MINIMUMS["usage"]),
+    return (
+        _int(values["total"], f"{where}: total", _MINIMUMS["total"]),
+        _int(values["reserved"], f"{where}: reserved", _MINIMUMS["reserved"]),
+        _int(values["min_unit"], f"{where}: min_unit", _MINIMUMS["min_unit"]),
+        _int(values["max_unit"], f"{where}: max_unit", _MINIMUMS["max_unit"]),
+        _int(values["step_size"], f"{where}: step_size", _MINIMUMS["step_size"]),
+        float(ratio),
+        _int(used or 0, f"{where}: usage", _MINIMUMS["usage"]),
     )
+
+
+def _inventory(record: Mapping, used, owner: str, rc: str, checked: dict) -> Inventory:
+    """One inventory record (with its usage) checked and read. ``checked`` remembers the fields of records
+    already read, keyed by their items, usage and the types of both (so ``True`` is never taken for ``1``):
+    a fleet of many equal hosts checks each distinct inventory once."""
+    try:
+        key = (tuple(record.items()), used, tuple(map(type, record.values())), type(used))
+        fields = checked.get(key)
+    except (AttributeError, TypeError):  # not a mapping, or a value that cannot be a key: read it plainly
+        key, fields = None, None
+    if fields is None:
+        fields = _inventory_fields(record, used, f"provider {owner} inventory {rc}")
+        if key is not None:
+            checked[key] = fields
+    return Inventory(*fields)
 
 
 class Fleet:
@@ -149,14 +198,38 @@ class Fleet:
         self.by_class: dict[str, list[Provider]] = {}
         self.by_trait: dict[str, set[str]] = {}
         self.by_aggregate: dict[str, set[str]] = {}
+        # Per tree: (provider, inventory) of each class its providers have.
+        self.tree_classes: dict[str, dict[str, list[tuple[Provider, Inventory]]]] = {}
+        trees, by_class, by_trait, by_aggregate = self.trees, self.by_class, self.by_trait, self.by_aggregate
+        tree_classes = self.tree_classes
         for provider in providers:
-            self.trees.setdefault(provider.root, []).append(provider)
-            for resource_class in provider.inventories:
-                self.by_class.setdefault(resource_class, []).append(provider)
+            root = provider.root
+            tree = trees.get(root)
+            if tree is None:
+                tree = trees[root] = []
+                classes = tree_classes[root] = {}
+            else:
+                classes = tree_classes[root]
+            tree.append(provider)
+            for resource_class, inv in provider.inventories.items():
+                found = by_class.get(resource_class)
+                if found is None:
+                    by_class[resource_class] = [provider]
+                else:
+                    found.append(provider)
+                entries = classes.get(resource_class)
+                if entries is None:
+                    classes[resource_class] = [(provider, inv)]
+                else:
+                    entries.append((provider, inv))
             for trait in provider.traits:
-                self.by_trait.setdefault(trait, set()).add(provider.uuid)
+                members = by_trait.get(trait)
+                if members is None:
+                    by_trait[trait] = {provider.uuid}
+                else:
+                    members.add(provider.uuid)
             for aggregate in provider.aggregates:
-                self.by_aggregate.setdefault(aggregate, set()).add(provider.uuid)
+                by_aggregate.setdefault(aggregate, set()).add(provider.uuid)
         self.roots = [p for p in providers if p.parent is None]
         self.root_uuids = frozenset(p.uuid for p in self.roots)
         self.has_trees = any(p.parent is not None for p in providers)
@@ -173,13 +246,7 @@ class Fleet:
             rc: [(p, p.inventories[rc]) for p in found] for rc, found in self.by_class.items()
         }
         self.position: dict[str, int] = {p.uuid: index for index, p in enumerate(providers)}
-        # Per tree: (provider, inventory) of each class its providers have; per root: the sharing
-        # providers of other trees that share an aggregate with it (fleet order).
-        self.tree_classes: dict[str, dict[str, list[tuple[Provider, Inventory]]]] = {}
-        for provider in providers:
-            classes = self.tree_classes.setdefault(provider.root, {})
-            for rc, inv in provider.inventories.items():
-                classes.setdefault(rc, []).append((provider, inv))
+        # Per root: the sharing providers of other trees that share an aggregate with it (fleet order).
         self.sharing_inventories_of: dict[str, list[tuple[Provider, Inventory]]] = {
             rc: kept
             for rc, found in self.inventories_of.items()
@@ -187,17 +254,23 @@ class Fleet:
         }
         self.sharing_roots = frozenset(self.providers[uuid].root for uuid in self.sharing)
         self.shared_with: dict[str, list[Provider]] = {}
-        for provider in providers:
-            if provider.uuid in self.sharing:
-                for anchor in self.sharing_anchors(provider.uuid):
-                    if anchor != provider.root:
-                        self.shared_with.setdefault(anchor, []).append(provider)
+        if self.sharing:
+            for provider in providers:
+                if provider.uuid in self.sharing:
+                    for anchor in self.sharing_anchors(provider.uuid):
+                        if anchor != provider.root:
+                            self.shared_with.setdefault(anchor, []).append(provider)
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
     def from_snapshot(cls, snapshot: Mapping | Fleet) -> Fleet:
         if isinstance(snapshot, Fleet):
             return snapshot
+        with gc_paused():
+            return cls._read(snapshot)
+
+    @classmethod
+    def _read(cls, snapshot: Mapping) -> Fleet:
         if not isinstance(snapshot, Mapping) or not isinstance(snapshot.get("resource_providers"), list):
             raise FleetError(
                 "a fleet snapshot is a dict with a 'resource_providers' list (what placement_info returns as 'fleet')"
@@ -219,7 +292,13 @@ class Fleet:
                 )
             parents[uuid] = parent
         roots, depths = {}, {}
-        for uuid in seen:
+        for uuid, parent in parents.items():
+            if parent is None:
+                roots[uuid], depths[uuid] = uuid, 0
+                continue
+            if parent in roots:  # listed after its parent, as snapshots usually are
+                roots[uuid], depths[uuid] = roots[parent], depths[parent] + 1
+                continue
             chain = [uuid]
             while parents[chain[-1]] is not None and chain[-1] not in roots:
                 chain.append(parents[chain[-1]])
@@ -231,31 +310,35 @@ class Fleet:
                 roots.setdefault(member, top)
                 depths.setdefault(member, base + distance)
         providers = []
+        checked: dict = {}
+        names: dict = {}
+        empty: dict = {}
         for uuid, record in seen.items():
             given_root = record.get("root_provider_uuid")
-            if given_root is not None and given_root != roots[uuid]:
+            root = roots[uuid]
+            if given_root is not None and given_root != root:
                 raise FleetError(
-                    f"provider {uuid} gives root_provider_uuid {given_root} but its parents lead to {roots[uuid]}"
+                    f"provider {uuid} gives root_provider_uuid {given_root} but its parents lead to {root}"
                 )
-            usages = record.get("usages") or {}
-            label = f"provider {record.get('name') or uuid}"
+            name = record.get("name") or uuid
+            usages = record.get("usages") or empty
             for field in ("inventories", "usages"):
-                if not isinstance(record.get(field) or {}, Mapping):
-                    raise FleetError(f"{label}: {field} must be a mapping of resource class to values")
+                if not isinstance(record.get(field) or empty, Mapping):
+                    raise FleetError(f"provider {name}: {field} must be a mapping of resource class to values")
             inventories = {
-                rc: _inventory(inv, usages.get(rc), f"provider {record.get('name') or uuid} inventory {rc}")
-                for rc, inv in (record.get("inventories") or {}).items()
+                rc: _inventory(inv, usages.get(rc), name, rc, checked)
+                for rc, inv in (record.get("inventories") or empty).items()
             }
             providers.append(
                 Provider(
-                    uuid=uuid,
-                    name=record.get("name") or uuid,
-                    parent=parents[uuid],
-                    root=roots[uuid],
-                    inventories=inventories,
-                    traits=_names(record.get("traits"), f"{label}: traits"),
-                    aggregates=_names(record.get("aggregates"), f"{label}: aggregates"),
-                    depth=depths[uuid],
+                    uuid,
+                    name,
+                    parents[uuid],
+                    root,
+                    inventories,
+                    _known_names(record.get("traits"), name, "traits", names),
+                    _known_names(record.get("aggregates"), name, "aggregates", names),
+                    depths[uuid],
                 )
             )
         return cls(

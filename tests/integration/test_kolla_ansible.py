@@ -190,3 +190,61 @@ def test_provider_defined_twice_is_refused(fleet, tmp_path):
     with pytest.raises(AccelError, match="defined twice"):
         _apply(tmp_path, hosts, {})
     assert not os.listdir(tmp_path)
+
+
+def test_the_kolla_example_inventory_renders_what_nova_accepts(tmp_path):
+    """inventories/kolla-example as shipped: its globals excerpt and device policy, through Kolla's code."""
+    example = "inventories/kolla-example"
+    with open(f"{example}/globals.yml") as handle:
+        globals_ = yaml.safe_load(handle)
+    with open(f"{example}/group_vars/all/accel.yml") as handle:
+        settings = yaml.safe_load(handle)
+    hosts = []
+    for name, profile in (("gpu-01", "hgx-h100"), ("gpu-02", "sriov-nic")):
+        facts, _unused = discover(build_root(profile, str(tmp_path / "roots" / name)))
+        hosts.append({"name": name, "facts": facts})
+    config_dir = tmp_path / "config"
+    params = {
+        "layout": settings["accel_nova_layout"],
+        "config_dir": str(config_dir),
+        "hosts": hosts,
+        "policy": settings["accel_device_policy"],
+        "report_in_placement": settings["accel_nova_report_in_placement"],
+        "pci_in_placement": settings["accel_nova_pci_in_placement"],
+        "kolla_globals": globals_,
+    }
+    rendering, plans = plan(HostRoot("/"), params)
+    apply_all(HostRoot("/"), plans)
+    services = {CONTROL: ["nova-api", "nova-scheduler", "nova-conductor"], "gpu-01": ["nova-compute"]}
+    services["gpu-02"] = ["nova-compute"]
+    globals_["node_custom_config"] = str(config_dir)
+    rendered = kolla_render.render(str(config_dir), services, globals_)
+    cases = [
+        {
+            "id": host["name"],
+            "hostname": host["name"],
+            "compute": rendered[host["name"]]["nova-compute"],
+            "devices": host["facts"]["accel_pci_devices"],
+        }
+        for host in hosts
+    ]
+    control = rendered[CONTROL]
+    cases.append(
+        {
+            "id": CONTROL,
+            "api": control["nova-api"],
+            "scheduler": control["nova-scheduler"],
+            "conductor": control["nova-conductor"],
+        }
+    )
+    answers = {answer["id"]: answer for answer in nova_oracle.ask(cases)}
+    for host in hosts:
+        compute = answers[host["name"]]["compute"]
+        assert compute["ok"], f"{host['name']}: {compute.get('error')}"
+        meant = {d["address"] for item in rendering.selections[host["name"]].passthrough for d in item.devices}
+        assert meant and set(compute["matched"]) == meant
+        assert "devname" not in rendered[host["name"]]["nova-compute"]
+    for service in ("api", "scheduler", "conductor"):
+        assert answers[CONTROL][service]["ok"], answers[CONTROL][service].get("error")
+        assert answers[CONTROL][service]["pci_in_placement"] is True
+        assert set(answers[CONTROL][service]["aliases"]) == {"h100", "cx6-vf"}

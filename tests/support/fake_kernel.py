@@ -10,6 +10,12 @@ and NVIDIA's vGPU manager do, a moment later, from a polling thread.
   NVIDIA's default (equal-size) mode: all vGPUs on a GPU share one type, and a type of F GB fits
   ``framebuffer_gb // F`` times (``framebuffer_gb`` from the profile; the L40S has 48 GB, NVIDIA vGPU
   software user guide, "Virtual GPU Types for Supported GPUs").
+- MIG-backed vGPU types (a ``mig_profile`` in the profile's type list): with MIG mode on, a free VF offers
+  such a type only while the GPU has a GPU instance of that profile that no other VF's vGPU uses (one
+  vGPU per GPU instance; the instances are read from the nvidia-smi double's state in the root), and
+  time-sliced types are not offered at all; with MIG mode off only time-sliced types are. This holds for
+  ``creatable_vgpu_types`` (vGPU 17+) and for ``available_instances`` of the mdev types of VFs on the
+  mdev bus (a VF holds one mdev; the vGPU 16 A100).
 
 What a reader sees is never half-made, as with the kernel: every file the kernel side writes is replaced
 whole (a new file renamed over the old one), never truncated and refilled; a new VF's ``virtfn`` link
@@ -22,6 +28,7 @@ Use ``with FakeKernel(root, profile): ...`` in tests, or ``python -m tests.suppo
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,7 +37,7 @@ import tempfile
 import threading
 import time
 
-from tests.support import fake_sysfs
+from tests.support import fake_nvidia_smi, fake_sysfs
 
 PCI = "/sys/bus/pci/devices"
 
@@ -81,6 +88,8 @@ class FakeKernel:
                 self._sriov(pf, device, now)
                 self._vgpu(pf, device)
             self._mdevs()
+            for pf, device in self.pfs.items():
+                self._mig_mdev_types(pf, device)
 
     def answer_writes(self, monkeypatch) -> None:
         """Make sysfs writes through gpu_restore.Sysfs answered at once, as the kernel answers a write.
@@ -183,11 +192,12 @@ class FakeKernel:
                 continue
             self.vf_types[vf] = value
             changed = True
-        if changed or any(v not in self.vf_types for v in vfs):
+        mig = _mig_backed(types)  # MIG-backed lists also follow the GPU instances the double holds
+        if changed or mig or any(v not in self.vf_types for v in vfs):
             self._type_lists(device, vfs)
 
     def _type_lists(self, device: dict, vfs: list[str]) -> None:
-        """Write each VF's ``nvidia/creatable_vgpu_types`` from the types its GPU's VFs hold."""
+        """Write each VF's ``nvidia/creatable_vgpu_types`` from the types its GPU's VFs hold (when it differs)."""
         types = device["sriov"].get("vf_nvidia_vgpu_types") or []
         if not types:
             return
@@ -196,13 +206,21 @@ class FakeKernel:
             self.vf_types.setdefault(vf, 0)
             allowed = self._creatable(device, vfs, vf)
             lines = ["ID    : vGPU Name"] + [f"{t['id']:<6}: {t['name']}" for t in types if t["id"] in allowed]
-            self.write(f"{PCI}/{vf}/nvidia/creatable_vgpu_types", "\n".join(lines))
+            if self.read(f"{PCI}/{vf}/nvidia/creatable_vgpu_types") != "\n".join(lines):
+                self.write(f"{PCI}/{vf}/nvidia/creatable_vgpu_types", "\n".join(lines))
 
     def _creatable(self, device: dict, vfs: list[str], vf: str) -> set[int]:
         types = device["sriov"].get("vf_nvidia_vgpu_types") or []
         if self.vf_types.get(vf):
             return {self.vf_types[vf]}  # a VF that holds a type lists only that type
         in_use = [self.vf_types.get(v, 0) for v in vfs if self.vf_types.get(v)]
+        if _mig_backed(types):
+            by_id = {t["id"]: t for t in types}
+            used = [by_id[i].get("mig_profile") for i in in_use if i in by_id]
+            free = self._free_gpu_instances(device, used)
+            if free is not None:  # MIG mode on: MIG-backed types on free GPU instances only
+                return {t["id"] for t in types if free.get(t.get("mig_profile"), 0) > 0}
+            types = [t for t in types if not t.get("mig_profile")]
         total = int(device["sriov"].get("framebuffer_gb", 48))
         out = set()
         for t in types:
@@ -211,6 +229,53 @@ class FakeKernel:
             if (len(in_use) + 1) * _framebuffer_gb(t["name"]) <= total:
                 out.add(t["id"])
         return out
+
+    def _free_gpu_instances(self, device: dict, used: list[str | None]) -> dict[str, int] | None:
+        """{profile: GPU instances no vGPU uses} of the PF ``device``; None when MIG mode is off."""
+        try:
+            with open(self.real(fake_nvidia_smi.STATE)) as handle:
+                gpus = json.load(handle)["gpus"]
+        except (OSError, ValueError, KeyError):
+            return None
+        gpu = next((g for g in gpus if g["address"] == device["address"]), None)
+        if gpu is None or (gpu.get("mig") or {}).get("current") != "Enabled":
+            return None
+        free: dict[str, int] = {}
+        for instance in gpu.get("instances", []):
+            free[instance["profile"]] = free.get(instance["profile"], 0) + 1
+        for profile in used:
+            if profile:
+                free[profile] = free.get(profile, 0) - 1
+        return free
+
+    def _mig_mdev_types(self, pf: str, device: dict) -> None:
+        """``available_instances`` of each mdev type on each VF of a GPU whose types include MIG-backed ones."""
+        types = device["sriov"].get("vf_mdev_types") or []
+        if not _mig_backed(types) or not os.path.isdir(self.real(f"{PCI}/{pf}")):
+            return
+        profiles = {t["type"]: t.get("mig_profile") for t in types}
+        held: dict[str, str] = {}  # VF -> the mdev type of the mdev it holds
+        for vf in self.vfs(pf):
+            for mdev_type in profiles:
+                devices = self.real(f"{PCI}/{vf}/mdev_supported_types/{mdev_type}/devices")
+                if os.path.isdir(devices) and os.listdir(devices):
+                    held[vf] = mdev_type
+        free = self._free_gpu_instances(device, [profiles[t] for t in held.values()])
+        total = int(device["sriov"].get("framebuffer_gb", 40))
+        sliced = [t for t in held.values() if not profiles[t]]
+        for vf in self.vfs(pf):
+            for t in types:
+                if vf in held:
+                    available = 0  # a VF holds one vGPU
+                elif free is not None:
+                    available = 1 if t.get("mig_profile") and free.get(t["mig_profile"], 0) > 0 else 0
+                elif t.get("mig_profile") or (sliced and sliced[0] != t["type"]):
+                    available = 0  # MIG mode off; time-sliced: one type per GPU
+                else:
+                    available = 1 if (len(sliced) + 1) * _framebuffer_gb(t["name"]) <= total else 0
+                path = f"{PCI}/{vf}/mdev_supported_types/{t['type']}/available_instances"
+                if self.read(path) not in (None, str(available)):
+                    self.write(path, str(available))
 
     def _mdevs(self) -> None:
         """``create`` of an mdev type makes the mdev (one fewer available); its ``remove`` takes it away."""
@@ -266,6 +331,10 @@ class FakeKernel:
         while not self._stop.is_set():
             self.step()
             time.sleep(self.interval)
+
+
+def _mig_backed(types: list[dict]) -> bool:
+    return any(t.get("mig_profile") for t in types)
 
 
 def _framebuffer_gb(name: str) -> int:

@@ -92,6 +92,7 @@ def expand_profile(profile: dict) -> dict:
                 "physfn": device["address"],
                 "mdev_types": copy.deepcopy(sriov.get("vf_mdev_types", [])),
                 "nvidia_vgpu_types": copy.deepcopy(sriov.get("vf_nvidia_vgpu_types", [])),
+                "mig_enabled": ((device.get("mig") or {}).get("mode") or {}).get("current") == "Enabled",
             }
             if profile.get("iommu", "none") != "none" and device.get("iommu_group") is not None:
                 vf["iommu_group"] = next_group
@@ -101,6 +102,13 @@ def expand_profile(profile: dict) -> dict:
         devices.extend(vfs)
     profile["devices"] = devices
     return profile
+
+
+def initially_creatable(vf: dict) -> list[dict]:
+    """The vGPU 17+ types a fresh VF lists: MIG-backed ones (``mig_profile``) need a free GPU instance,
+    which a freshly built root has none of; time-sliced ones need MIG mode off. The fake kernel keeps the
+    list up to date afterwards."""
+    return [t for t in vf.get("nvidia_vgpu_types", []) if not t.get("mig_profile") and not vf.get("mig_enabled")]
 
 
 def is_bridge(device: dict) -> bool:
@@ -254,7 +262,7 @@ def _write_device(tree, profile, device, paths, routes, inet6, mounts) -> None:
             tree.mkdir(f"{base}/devices")
     if device.get("nvidia_vgpu_types"):
         lines = ["ID    : vGPU Name"]
-        lines += [f"{t['id']:<6}: {t['name']}" for t in device["nvidia_vgpu_types"]]
+        lines += [f"{t['id']:<6}: {t['name']}" for t in initially_creatable(device)]
         tree.write(f"{path}/nvidia/creatable_vgpu_types", "\n".join(lines) + "\n")
         tree.write(f"{path}/nvidia/current_vgpu_type", f"{device.get('current_vgpu_type', 0)}\n")
     net = device.get("net")

@@ -103,6 +103,13 @@ def compare(fleet: Fleet, query: str, status: int, body, server) -> str | None: 
         theirs = placement_detail(body)
         return None if theirs == our_body.strip() else f"message: Placement {theirs!r}, solver {our_body!r}"
     request = Request.parse(query)
+    # The roots-only answer (flavor_fit's hosts) is the full answer's roots, in order, and its count.
+    shortcut = allocation_candidates(fleet, request, roots_only=True)
+    full_roots = list(
+        dict.fromkeys(fleet.providers[u].root for a in our_body["allocation_requests"] for u in a["allocations"])
+    )
+    if shortcut != {"roots": full_roots, "candidates": len(our_body["allocation_requests"])}:
+        return f"roots-only answer {shortcut} differs from the full answer's roots {full_roots}"
     theirs = Counter(canonical_request(a) for a in body["allocation_requests"])
     mine = Counter(canonical_request(a) for a in our_body["allocation_requests"])
     if request.limit is not None:

@@ -20,7 +20,8 @@ State files (inside the root):
 - ``/etc/accel-openstack/mig/<gpu address>.json``: ``{"address", "mode", "instances": [{"profile",
   "profile_id", "start"}]}``
 
-Order: VFs first (vGPU types live on VFs), then vGPU types, then MIG layouts. Every step waits for its
+Order: VFs first (vGPU types live on VFs), then MIG layouts (a MIG-backed vGPU type is creatable only on
+a GPU instance), then vGPU types. Every step waits for its
 readiness condition (the PF bound to its driver, the VF links present, the VF's vGPU type list present)
 by polling with a deadline; nothing sleeps a fixed time.
 """
@@ -330,14 +331,23 @@ def restore(root: str = "/", run=None, timeout: float = 120.0) -> list[str]:
             raise RestoreError(f"PF {pf} has at most {total} VFs; its state file asks for {state['numvfs']}")
         changed = set_numvfs(sysfs, pf, state["numvfs"], timeout)
         done.append(f"{pf}: {state['numvfs']} VFs" + ("" if changed else " (already)"))
-    for state in states["vgpu"]:
-        for vf in state["vfs"]:
-            wait_for(lambda vf=vf: sysfs.exists(f"{PCI}/{vf}"), timeout, f"VF {vf}")
-            changed = set_vgpu_type(sysfs, vf, state["type_id"], timeout)
-            done.append(f"{vf}: vGPU type {state['type_id']}" + ("" if changed else " (already)"))
     if states["mig"]:
         if run is None:
             raise RestoreError("MIG state files need a command runner for nvidia-smi; none was given")
         for state in states["mig"]:
             done.append(restore_mig(state, run, timeout))
+    for state in states["vgpu"]:
+        for vf in state["vfs"]:
+            wait_for(lambda vf=vf: sysfs.exists(f"{PCI}/{vf}"), timeout, f"VF {vf}")
+            wanted = state["type_id"]
+            # the vGPU manager lists a MIG-backed type only once its GPU instance exists: wait for it
+            wait_for(
+                lambda vf=vf, wanted=wanted: (
+                    not wanted or current_type(sysfs, vf) == wanted or wanted in (creatable_types(sysfs, vf) or {})
+                ),
+                timeout,
+                f"vGPU type {wanted} to be creatable on VF {vf}",
+            )
+            changed = set_vgpu_type(sysfs, vf, wanted, timeout)
+            done.append(f"{vf}: vGPU type {state['type_id']}" + ("" if changed else " (already)"))
     return done

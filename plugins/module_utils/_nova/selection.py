@@ -9,6 +9,7 @@ prediction both read, so the config Nova gets and the providers we predict can n
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
@@ -18,6 +19,9 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.policy impor
 VFIO_DRIVER = "vfio-pci"
 # How discovery marks vGPU types offered per SR-IOV VF by the NVIDIA vGPU 17+ host driver (no mdev bus).
 VF_VGPU_MECHANISM = "nvidia_vgpu_vf"
+# NVIDIA names a MIG-backed vGPU type <GPU>-<compute slices>-<framebuffer GB>C (CME: with the media
+# extensions); it runs on one GPU instance of profile <slices>g.<framebuffer>gb (+me).
+MIG_BACKED_NAME = re.compile(r"-(\d+)-(\d+)C(ME)?\Z")
 
 
 @dataclass
@@ -120,6 +124,54 @@ def _offers_on_vf(device: dict, mdev_type: str) -> bool:
     )
 
 
+def mig_profile_of(type_name: str | None) -> str | None:
+    """The GPU instance profile a MIG-backed vGPU type runs on: ``NVIDIA A100-3-20C`` -> ``3g.20gb``."""
+    match = MIG_BACKED_NAME.search(str(type_name or "").strip())
+    if not match:
+        return None
+    return f"{match.group(1)}g.{match.group(2)}gb" + ("+me" if match.group(3) else "")
+
+
+def _type_name(device: dict, mdev_type: str) -> str | None:
+    return next((m.get("name") for m in device.get("mdev_types") or [] if m.get("type") == mdev_type), None)
+
+
+def _one_per_gpu_instance(
+    selection: HostSelection, entry: PolicyEntry, chosen: list[dict], by_address: dict[str, dict]
+) -> list[dict]:
+    """A MIG-backed type: at most as many devices per GPU as the GPU has instances of its profile.
+
+    Every free VF of a GPU offers the type while one instance is free, but each vGPU takes one
+    instance, so Nova gets the first N of them (N = the GPU's instances of the type's profile).
+    """
+    kept: list[dict] = []
+    per_gpu: dict[str, int] = {}
+    for device in chosen:
+        gpu = _parent(device, by_address) or device
+        profile = mig_profile_of(_type_name(device, entry.mdev_type))
+        if profile is None:
+            selection.warnings.append(
+                f"{selection.hostname}: {entry.label}: mdev_type {entry.mdev_type} "
+                f"({_type_name(device, entry.mdev_type)}) is not named as a MIG-backed type "
+                "(<GPU>-<slices>-<GB>C); its devices are given to Nova without checking the GPU instances"
+            )
+            return chosen
+        instances = ((gpu.get("mig") or {}).get("gpu_instances")) or []
+        wanted = sum(1 for gi in instances if gi.get("profile") == profile)
+        address = normalize_address(gpu["address"])
+        if per_gpu.get(address, 0) < wanted:
+            per_gpu[address] = per_gpu.get(address, 0) + 1
+            kept.append(device)
+    gpus = sorted({normalize_address((_parent(d, by_address) or d)["address"]) for d in chosen} - set(per_gpu))
+    if gpus:
+        selection.warnings.append(
+            f"{selection.hostname}: {entry.label}: GPU {', '.join(gpus)} has no GPU instance of the profile "
+            f"mdev_type {entry.mdev_type} runs on; run the prepare stage (playbooks/prepare_hosts.yml), "
+            "which applies mig_layout, then discover again"
+        )
+    return kept
+
+
 def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_placement: bool) -> HostSelection:
     """Match the policy against one host's devices and run the checks that need the host."""
     selection = HostSelection(hostname=hostname)
@@ -147,6 +199,8 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
             holding = [d for d in chosen if str(d.get("current_vgpu_type") or "0") == entry.mdev_type]
             if holding:
                 chosen = holding
+            if entry.mode == "mig":
+                chosen = _one_per_gpu_instance(selection, entry, chosen, by_address)
         if not chosen:
             continue
         selection.matched_entries.add(entry.index)

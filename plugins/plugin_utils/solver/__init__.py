@@ -36,8 +36,14 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference i
 __all__ = ["Budget", "NoCandidates", "TooCombinatorial", "allocation_candidates", "solve"]
 
 
-def allocation_candidates(fleet: Fleet, request: Request, budget: Budget | None = None) -> dict:
+def allocation_candidates(
+    fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False
+) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
+
+    ``roots_only`` answers ``{"roots": [...], "candidates": N}`` instead: the roots of the providers the
+    answer's candidates take from, in the order they first appear, and the number of candidates (both
+    within ``limit``), for callers that need no more (``flavor_fit``'s hosts); it builds no candidate.
 
     Provider summaries are shared with the fleet (built once per snapshot) and equal allocation entries are
     shared between candidates: read the answer, do not modify it in place.
@@ -51,8 +57,10 @@ def allocation_candidates(fleet: Fleet, request: Request, budget: Budget | None 
     if paused:
         gc.disable()
     try:
-        return answer(fleet, request, budget)
+        return answer(fleet, request, budget, roots_only)
     except NoCandidates:
+        if roots_only:
+            return {"roots": [], "candidates": 0}
         return {"allocation_requests": [], "provider_summaries": {}}
     finally:
         if paused:

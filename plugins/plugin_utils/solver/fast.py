@@ -50,7 +50,7 @@ class _TreeRows:
         self.budget = budget
         self.group = group
         members, tree_root = checked(fleet, group)
-        if group.required and not fleet.with_trait({t for any_of in group.required for t in any_of}):
+        if group.required and not any(fleet.by_trait.get(t) for any_of in group.required for t in any_of):
             raise NoCandidates(group.label, "no provider has any of the required traits")
         if not group.resources:
             raise NoCandidates(group.label, "no resources asked")
@@ -108,7 +108,12 @@ class _TreeRows:
         for rc, amount in self.wanted:
             own = []
             for p, inv in classes.get(rc, ()):
-                if inv.fits(amount) and (
+                # Inventory.fits, inline (the hot loop of every tree).
+                if (
+                    inv.used + amount <= inv.limit
+                    and inv.min_unit <= amount <= inv.max_unit
+                    and amount % inv.step_size == 0
+                ) and (
                     plain
                     or not (
                         (forbidden and forbidden & p.traits)
@@ -143,10 +148,21 @@ class _TreeRows:
         return found
 
 
+_NOBODY: frozenset[str] = frozenset()
+
+
+def _having(fleet: Fleet, any_of) -> set[str] | frozenset[str]:
+    """The providers having any of the traits; for one trait, the fleet's own set (read, never changed)."""
+    if len(any_of) == 1:
+        for trait in any_of:
+            return fleet.by_trait.get(trait, _NOBODY)
+    return fleet.with_trait(any_of)
+
+
 def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> dict[str, list[Provider]]:
     """A suffixed group: per anchor, the providers that can give everything and match themselves."""
     members, tree_root = checked(fleet, group)
-    positive = all_of(fleet.with_trait(any_of) for any_of in group.required)
+    positive = all_of(_having(fleet, any_of) for any_of in group.required)
     if members is not None:
         positive = members if positive is None else positive & members
     bad = fleet.members_of(group.forbidden_aggregates) | fleet.with_trait(group.forbidden)
@@ -172,7 +188,11 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
                 or uuid in bad
             ):
                 continue
-            if inv is not None and not inv.fits(amount):
+            if inv is not None and not (
+                inv.used + amount <= inv.limit
+                and inv.min_unit <= amount <= inv.max_unit
+                and amount % inv.step_size == 0
+            ):  # Inventory.fits, inline
                 continue
             if others:
                 inventories = p.inventories
@@ -202,9 +222,13 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
     return rows
 
 
-def answer(fleet: Fleet, request: Request, budget: Budget | None = None) -> dict:
+def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False) -> dict:
     """Placement's answer; raises NoCandidates (or RequestError) where the reference search does, and
-    TooCombinatorial when the search would take more than ``budget`` steps."""
+    TooCombinatorial when the search would take more than ``budget`` steps.
+
+    ``roots_only``: instead of the answer, ``{"roots": [...], "candidates": N}``: the roots of the providers
+    the answer's candidates take from (in the order they first appear) and how many candidates there are,
+    without building the candidates or the provider summaries (the budget is spent the same way)."""
     budget = budget or Budget()
     anchors = anchor_roots(fleet, request)
     parts = [
@@ -221,8 +245,8 @@ def answer(fleet: Fleet, request: Request, budget: Budget | None = None) -> dict
     trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
     order = _anchor_order(singles, trees)
     if not singles:
-        return _tree_answer(fleet, trees[0], order, request.limit, budget)
-    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order, budget)
+        return _tree_answer(fleet, trees[0], order, request.limit, budget, roots_only)
+    return _combined_answer(fleet, request, parts, trees[0] if trees else None, order, budget, roots_only)
 
 
 def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRows]):
@@ -245,7 +269,13 @@ def _anchor_order(singles: list[dict[str, list[Provider]]], trees: list[_TreeRow
 
 
 def _combined_answer(
-    fleet: Fleet, request: Request, parts: list, tree: _TreeRows | None, order, budget: Budget
+    fleet: Fleet,
+    request: Request,
+    parts: list,
+    tree: _TreeRows | None,
+    order,
+    budget: Budget,
+    roots_only: bool = False,
 ) -> dict:
     """Suffixed groups (with or without the unsuffixed one): one choice per group, combined per anchor."""
     # The suffixed groups in request order: (suffix, amounts, rows).
@@ -293,7 +323,13 @@ def _combined_answer(
             for uuid in allocations:
                 roots[providers[uuid].root] = None
             if limit is not None and len(allocation_requests) >= limit:
-                return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
+                return _result(fleet, allocation_requests, roots, roots_only)
+    return _result(fleet, allocation_requests, roots, roots_only)
+
+
+def _result(fleet: Fleet, allocation_requests: list, roots: dict, roots_only: bool) -> dict:
+    if roots_only:
+        return {"roots": list(roots), "candidates": len(allocation_requests)}
     return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
 
 
@@ -351,7 +387,9 @@ def _seen_before(allocations: dict, mappings: dict, seen: set) -> bool:
     return False
 
 
-def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget: Budget) -> dict:
+def _tree_answer(
+    fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget: Budget, roots_only: bool = False
+) -> dict:
     """The most common shape, an unsuffixed group alone: no combination across groups."""
     classes = [rc for rc, _amount in rows.wanted]
     pairs = list(rows.wanted)
@@ -366,7 +404,8 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget
     allocation_requests: list[dict] = []
     append = allocation_requests.append
     roots: dict[str, None] = {}
-    left = -1 if limit is None else limit
+    left = limit if limit is not None and limit > 0 else -1  # -1: no limit
+    counted = 0
     plain = rows.plain
     tree_classes = fleet.tree_classes
     shared_with = fleet.shared_with
@@ -380,7 +419,11 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget
             for rc, amount in rows.wanted:
                 fit = []
                 for p, inv in tree.get(rc, ()):
-                    if inv.fits(amount):
+                    if (
+                        inv.used + amount <= inv.limit
+                        and inv.min_unit <= amount <= inv.max_unit
+                        and amount % inv.step_size == 0
+                    ):  # Inventory.fits, inline
                         fit.append(p)
                 if foreign and shared[rc]:
                     for p in shared_with.get(anchor, ()):
@@ -397,6 +440,15 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget
                 size = product_size(len(fit) for fit in single)
                 # The refusal is phrased at once, inside this iteration: the names it reads are this anchor's.
                 budget.spend(size, lambda: (f"{len(single)} classes over one tree's providers", size))  # noqa: B023
+                if roots_only and not foreign:
+                    # Every combination is one candidate of this anchor's tree: count them, build none.
+                    taken = size if left < 0 else min(size, left)
+                    counted += taken
+                    roots[anchor] = None
+                    left -= taken
+                    if not left:
+                        break
+                    continue
                 combos = list(product(*single))
             if len(single) < len(classes):
                 continue
@@ -406,6 +458,26 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget
                 continue
         check = foreign and (all_shared or anchor in sharing_roots)
         for combo in combos:
+            if roots_only:
+                if check:
+                    for p in combo:
+                        if p.root == anchor and p.uuid not in sharing:
+                            break
+                    else:
+                        key = tuple(p.uuid for p in combo)
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                counted += 1
+                if foreign:
+                    for p in combo:
+                        roots[p.root] = None
+                else:
+                    roots[anchor] = None
+                left -= 1
+                if not left:
+                    break
+                continue
             # Which classes each provider gives; equal entries are one shared dict across candidates.
             given: dict[str, tuple] = {}
             for p, pair in zip(combo, pairs):  # noqa: B905 - same length by construction
@@ -437,6 +509,8 @@ def _tree_answer(fleet: Fleet, rows: _TreeRows, order, limit: int | None, budget
                 break
         if not left:
             break
+    if roots_only:
+        return {"roots": list(roots), "candidates": counted}
     return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
 
 

@@ -67,6 +67,13 @@ def test_fast_path_gives_the_reference_candidates(seed):
             roots = {fleet.providers[u].root for a in answer["allocation_requests"] for u in a["allocations"]}
             expected = {p.uuid for root in roots for p in fleet.trees[root]}
             assert set(answer["provider_summaries"]) == expected, query
+            # The roots-only answer: the full answer's roots in the order they first appear, and its count.
+            shortcut = allocation_candidates(fleet, Request.parse(query), roots_only=True)
+            in_order = [fleet.providers[u].root for a in answer["allocation_requests"] for u in a["allocations"]]
+            assert shortcut == {
+                "roots": list(dict.fromkeys(in_order)),
+                "candidates": len(answer["allocation_requests"]),
+            }, query
 
 
 @pytest.mark.parametrize(

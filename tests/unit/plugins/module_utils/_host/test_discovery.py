@@ -10,7 +10,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.discovery im
     normalize_device_classes,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRootError
-from tests.support.fake_sysfs import build_root, is_bridge, load_profile, profile_names
+from tests.support.fake_sysfs import build_root, initially_creatable, is_bridge, load_profile, profile_names
 
 PROFILES = profile_names()
 
@@ -62,7 +62,7 @@ def test_every_declared_attribute_is_reported_as_declared(name, roots):
         assert fact["sriov_numvfs"] == (sriov["numvfs"] if sriov else None)
         assert fact["sriov_vfs"] == declared.get("_vfs", [])
         mdev = [(t["type"], t["name"], t["available_instances"]) for t in declared.get("mdev_types", [])]
-        mdev += [(str(t["id"]), t["name"], 1) for t in declared.get("nvidia_vgpu_types", [])]
+        mdev += [(str(t["id"]), t["name"], 1) for t in initially_creatable(declared)]
         assert [(t["type"], t["name"], t["available_instances"]) for t in fact["mdev_types"]] == mdev
         if profile.get("pci_ids", True):
             assert fact["vendor_name"] and fact["product_name"]

@@ -80,3 +80,67 @@ def test_nova_gets_exactly_the_vfs_that_hold_the_type(tmp_path, monkeypatch):
     providers = nova_providers(facts, [L40S], "cn1", report_in_placement=True)
     pf = next(p for p in providers if p["name"] == "cn1_0000:01:00.0".upper().replace("CN1", "cn1"))
     assert pf["inventories"]["VGPU"]["total"] == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"),
+    [
+        ("NVIDIA A100-3-20C", "3g.20gb"),
+        ("GRID A100-1-5CME", "1g.5gb+me"),
+        ("NVIDIA H200-7-141C", "7g.141gb"),
+        ("NVIDIA H100-1-20C", "1g.20gb"),
+        ("NVIDIA A100-40C", None),
+        ("NVIDIA L40S-4Q", None),
+        (None, None),
+    ],
+)
+def test_a_mig_backed_type_name_gives_its_gpu_instance_profile(name, profile):
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import mig_profile_of
+
+    assert mig_profile_of(name) == profile
+
+
+def _mig_a100_facts(tmp_path, instances: list[str]) -> dict:
+    from tests.support.fake_nvidia_smi import FakeNvidiaSmi
+
+    root = build_root("mig-vgpu-a100", str(tmp_path / "root"))
+    if instances:
+        FakeNvidiaSmi(root)(["nvidia-smi", "mig", "-i", "00000000:41:00.0", "-cgi", ",".join(instances), "-C"])
+    FakeKernel(root, "mig-vgpu-a100").step()
+    facts, _unused = discover(root)
+    return facts
+
+
+@pytest.mark.parametrize(
+    ("instances", "mdev_type", "parents"),
+    [
+        ([], "nvidia-476", []),
+        (["9:0"], "nvidia-476", ["0000:41:00.4"]),
+        (["9:0", "9:4"], "nvidia-476", ["0000:41:00.4", "0000:41:00.5"]),
+        (["19:0", "19:1", "19:2", "9:4"], "nvidia-474", ["0000:41:00.4", "0000:41:00.5", "0000:41:00.6"]),
+        (["19:0", "19:1", "19:2", "9:4"], "nvidia-478", []),
+    ],
+)
+def test_nova_gets_one_vf_per_gpu_instance_of_the_types_profile(tmp_path, instances, mdev_type, parents):
+    facts = _mig_a100_facts(tmp_path, instances)
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.config import HostInput, Options, render_fleet
+
+    policy = [
+        {
+            "name": "a100",
+            "vendor_id": "10de",
+            "product_id": "20b0",
+            "mode": "mig",
+            "mig_layout": [{"profile": "1g.5gb", "count": 1}],
+            "mdev_type": mdev_type,
+        }
+    ]
+    rendering = render_fleet([HostInput(name="cn1", facts=facts)], policy, Options())
+    config, selection = rendering.compute["cn1"], rendering.selections["cn1"]
+    got = [d["address"] for item in selection.vgpu for d in item.parents]
+    assert got == parents
+    if parents:
+        assert config[f"mdev_{mdev_type}"]["device_addresses"] == [",".join(parents)]
+    else:
+        assert "devices" not in config
+        assert any("no GPU instance" in w for w in selection.warnings)
