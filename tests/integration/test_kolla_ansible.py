@@ -95,6 +95,13 @@ def _judge(rendered: dict, hosts: list[dict]) -> dict:
     return {answer["id"]: answer for answer in nova_oracle.ask(cases)}
 
 
+def _nova_compute_answer(rendered: dict, host: str, facts: dict) -> dict:
+    """Nova's verdict on one host's merged nova-compute config."""
+    case = {"id": host, "hostname": host, "compute": rendered[host]["nova-compute"]}
+    case["devices"] = facts["accel_pci_devices"]
+    return nova_oracle.ask([case])[0]
+
+
 @pytest.mark.parametrize(
     "name,globals_,operator",
     [
@@ -147,16 +154,7 @@ def test_sriov_devname_whitelist_with_report_in_placement_is_refused(fleet, tmp_
     _apply(tmp_path, fleet, {}, report=True)
     rendered = kolla_render.render(str(tmp_path), {"sriov-nic": ["nova-compute"], CONTROL: []}, globals_)
     assert "devname" in rendered["sriov-nic"]["nova-compute"]
-    answer = nova_oracle.ask(
-        [
-            {
-                "id": "x",
-                "hostname": "sriov-nic",
-                "compute": rendered["sriov-nic"]["nova-compute"],
-                "devices": fleet[1]["facts"]["accel_pci_devices"],
-            }
-        ]
-    )[0]
+    answer = _nova_compute_answer(rendered, "sriov-nic", fleet[1]["facts"])
     assert not answer["compute"]["ok"] and "devname" in answer["compute"]["error"]
 
 
@@ -164,16 +162,7 @@ def test_sriov_devname_whitelist_without_report_in_placement_is_accepted(fleet, 
     globals_ = {"enable_neutron_sriov": True, "neutron_sriov_physnet_mappings": {"physnet1": "ens1f0"}}
     _apply(tmp_path, fleet, globals_, report=False)
     rendered = kolla_render.render(str(tmp_path), {"sriov-nic": ["nova-compute"], CONTROL: []}, globals_)
-    answer = nova_oracle.ask(
-        [
-            {
-                "id": "x",
-                "hostname": "sriov-nic",
-                "compute": rendered["sriov-nic"]["nova-compute"],
-                "devices": fleet[1]["facts"]["accel_pci_devices"],
-            }
-        ]
-    )[0]
+    answer = _nova_compute_answer(rendered, "sriov-nic", fleet[1]["facts"])
     assert answer["compute"]["ok"], answer["compute"].get("error")
 
 

@@ -293,24 +293,9 @@ def run(cases: list[dict]) -> list[dict]:
 
 def ask(cases: list[dict], timeout: int = 300) -> list[dict]:
     """Client side (test process): run the cases in one nova-venv process and return its results."""
-    import subprocess
+    from tests.support import nova_venv
 
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    venv = os.environ.get("ACCEL_NOVA_VENV") or os.path.join(repo, ".venv-nova")
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        raise FileNotFoundError(f"{python} is missing; run `make nova-venv` to install nova==34.0.0 there")
-    proc = subprocess.run(
-        [python, os.path.abspath(__file__)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"nova oracle failed ({proc.returncode}): {proc.stderr[-3000:]}")
-    return json.loads(proc.stdout)
+    return nova_venv.ask(__file__, cases, timeout, "nova oracle")
 
 
 def main() -> int:

@@ -1,0 +1,36 @@
+"""Run a script under the nova venv's interpreter with JSON cases on stdin and JSON results on stdout.
+
+The oracles (``nova_oracle.py``, ``nova_flavor_oracle.py``) are such scripts: Nova's own code runs in
+``.venv-nova`` (``make nova-venv``), never in the test process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def nova_python() -> str:
+    venv = os.environ.get("ACCEL_NOVA_VENV") or os.path.join(REPO, ".venv-nova")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        raise FileNotFoundError(f"{python} is missing; run `make nova-venv` to install nova==34.0.0 there")
+    return python
+
+
+def ask(script: str, cases: list[dict], timeout: int, what: str) -> list[dict]:
+    """The script's results for ``cases``, from one process in the nova venv."""
+    proc = subprocess.run(
+        [nova_python(), os.path.abspath(script)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
