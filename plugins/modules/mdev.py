@@ -44,8 +44,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports the mdevs it would create or remove, and the mdevctl commands, without writing anything.
   diff_mode:
     support: full
+    description: Shows the mdev UUIDs before and after.
 """
 
 EXAMPLES = r"""
@@ -60,7 +62,11 @@ RETURN = r"""
 uuids: {description: The UUIDs of the wanted mdevs., returned: always, type: list, elements: str}
 created: {description: UUIDs created by this run., returned: always, type: list, elements: str}
 removed: {description: UUIDs removed by this run., returned: always, type: list, elements: str}
-commands: {description: mdevctl commands run or pending, each with C(command) and C(status)., returned: always, type: list, elements: dict}
+commands:
+  description: The mdevctl commands run or pending, each with C(command) and C(status).
+  returned: always
+  type: list
+  elements: dict
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._host import mdev

@@ -82,7 +82,10 @@ EXAMPLES = r"""
 RETURN = r"""
 address: {description: The GPU's PCI address., returned: always, type: str, sample: "0000:3b:00.0"}
 model: {description: The profile table used., returned: always, type: str, sample: A100-40GB}
-mode: {description: MIG mode as read (C(current), C(pending))., returned: always, type: dict}
+mode:
+  description: MIG mode as read, with C(current) and C(pending).
+  returned: always
+  type: dict
 reset_required:
   description: MIG mode is enabled but waits for a GPU reset (or a reboot) before instances can exist.
   returned: always

@@ -43,8 +43,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports the vGPU type writes it would make without writing anything.
   diff_mode:
     support: full
+    description: Shows each VF's vGPU type and the state file before and after.
 """
 
 EXAMPLES = r"""

@@ -82,18 +82,11 @@ api_calls:
   sample: {GET: 1, PUT: 1}
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._placement.names import converge_names
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import NamesModule
 
 
-class PlacementTraitModule(OpenStackModule):
-    argument_spec = {
-        "names": {"type": "list", "elements": "str", "required": True, "aliases": ["name"]},
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-    }
-
-    def run(self) -> dict:
-        return converge_names(self.placement, "trait", self.params["names"], self.params["state"], self.check_mode)
+class PlacementTraitModule(NamesModule):
+    kind = "trait"
 
 
 def main() -> None:

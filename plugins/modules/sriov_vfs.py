@@ -37,8 +37,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports the VF counts it would set without writing anything.
   diff_mode:
     support: full
+    description: Shows each PF's VF count and the state file before and after.
 """
 
 EXAMPLES = r"""

@@ -572,18 +572,22 @@ def _numa_nodes(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict,
     return nodes
 
 
+def _check_image_policy(name: str, key: str, what: str, value, allowed) -> None:
+    """Nova's refusal of an image's CPU (thread) policy that is not one of ``allowed``."""
+    if value and value not in allowed:
+        raise _refuse(
+            name,
+            f"image_properties '{key}'",
+            f"{what} requested from 'image properties' is invalid, given: '{value}', available: '{list(allowed)!s}'.",
+            f"is {value!r}; use {', '.join(list(allowed)[:-1])} or {list(allowed)[-1]}",
+        )
+
+
 def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict) -> dict:
     """hardware.numa_get_constraints' CPU rules: the policies in force, or Nova's refusal."""
     flavor_policy = specs.get("hw:cpu_policy")
     image_policy = image.get("hw_cpu_policy")
-    if image_policy and image_policy not in CPU_POLICIES:
-        raise _refuse(
-            name,
-            "image_properties 'hw_cpu_policy'",
-            f"CPU policy requested from 'image properties' is invalid, given: '{image_policy}', "
-            f"available: '{list(CPU_POLICIES)!s}'.",
-            f"is {image_policy!r}; use shared, dedicated or mixed",
-        )
+    _check_image_policy(name, "hw_cpu_policy", "CPU policy", image_policy, CPU_POLICIES)
     if flavor_policy == "dedicated":
         policy = flavor_policy
     elif flavor_policy in ("mixed", "shared"):
@@ -600,14 +604,7 @@ def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: 
         policy = image_policy or None
     flavor_thread = specs.get("hw:cpu_thread_policy")
     image_thread = image.get("hw_cpu_thread_policy")
-    if image_thread and image_thread not in CPU_THREAD_POLICIES:
-        raise _refuse(
-            name,
-            "image_properties 'hw_cpu_thread_policy'",
-            f"CPU thread policy requested from 'image properties' is invalid, given: '{image_thread}', "
-            f"available: '{list(CPU_THREAD_POLICIES)!s}'.",
-            f"is {image_thread!r}; use prefer, isolate or require",
-        )
+    _check_image_policy(name, "hw_cpu_thread_policy", "CPU thread policy", image_thread, CPU_THREAD_POLICIES)
     if flavor_thread in (None, "prefer"):
         thread = flavor_thread or image_thread
     elif image_thread and image_thread != flavor_thread:

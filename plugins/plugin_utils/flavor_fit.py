@@ -350,10 +350,7 @@ class FlavorFit:
         try:
             check_traits(fleet, sorted(request.root_required | request.root_forbidden))
             for group in request.groups.values():
-                check_resource_classes(fleet, group.resources)
-                for any_of in group.required:
-                    check_traits(fleet, sorted(any_of))
-                check_traits(fleet, sorted(group.forbidden))
+                _check_group_names(fleet, group)
         except RequestError:
             return None
         unlimited = dataclasses.replace(request, limit=None)
@@ -633,6 +630,14 @@ class FlavorFit:
         }
 
 
+def _check_group_names(fleet: Fleet, group) -> None:
+    """Placement's 400s for one request group, in its order: resource classes, required traits, forbidden."""
+    check_resource_classes(fleet, group.resources)
+    for any_of in group.required:
+        check_traits(fleet, sorted(any_of))
+    check_traits(fleet, sorted(group.forbidden))
+
+
 def _totals(request: Request) -> dict[str, int]:
     wanted: dict[str, int] = {}
     for group in request.groups.values():
@@ -691,10 +696,7 @@ def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, r
     # until a group that no provider can serve alone ends the search.
     check_traits(fleet, sorted(request.root_required | request.root_forbidden))
     for group in request.groups.values():
-        check_resource_classes(fleet, group.resources)
-        for any_of in group.required:
-            check_traits(fleet, sorted(any_of))
-        check_traits(fleet, sorted(group.forbidden))
+        _check_group_names(fleet, group)
         if not all(
             any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
         ):

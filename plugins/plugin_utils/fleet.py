@@ -140,7 +140,7 @@ def _names(value, what: str) -> frozenset:
 def _known_names(value, owner: str, field: str, checked: dict) -> frozenset:
     """``_names``, remembered for lists already read (only names pass, so an equal list is a list of the
     same names); equal lists share one frozenset."""
-    if type(value) is list:
+    if isinstance(value, list):
         try:
             key = tuple(value)
             found = checked.get(key)

@@ -17,6 +17,12 @@ and NVIDIA's vGPU manager do, a moment later, from a polling thread.
   ``creatable_vgpu_types`` (vGPU 17+) and for ``available_instances`` of the mdev types of VFs on the
   mdev bus (a VF holds one mdev; the vGPU 16 A100).
 
+What a reader sees is never half-made, as with the kernel: every file the kernel side writes is replaced
+whole (a new file renamed over the old one), never truncated and refilled; a new VF's ``virtfn`` link
+appears only once its device and its ``nvidia/`` files are complete and its type list is final; a write
+answered at once (``answer_writes``) and its answer happen under the kernel's lock, so the polling thread
+never sees the write without its answer.
+
 Use ``with FakeKernel(root, profile): ...`` in tests, or ``python -m tests.support.fake_kernel ROOT PROFILE``.
 """
 
@@ -27,6 +33,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import threading
 import time
 
@@ -61,8 +68,12 @@ class FakeKernel:
             return None
 
     def write(self, host_path: str, value: str) -> None:
-        with open(self.real(host_path), "w") as handle:
+        """Replace the file whole: a concurrent reader gets the old text or the new, never an empty file."""
+        real = self.real(host_path)
+        fd, temp = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".fake-kernel-")
+        with os.fdopen(fd, "w") as handle:
             handle.write(value + "\n")
+        os.replace(temp, real)
 
     def vfs(self, pf: str) -> list[str]:
         base = self.real(f"{PCI}/{pf}")
@@ -88,10 +99,12 @@ class FakeKernel:
         from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
 
         def write(sysfs, host_path, value):
-            # the kernel takes the value of one write(2); a plain file needs truncating to hold just it
-            with open(sysfs.path(host_path), "w") as handle:
-                handle.write(value + "\n")
-            self.step()
+            # the kernel takes the value of one write(2) and answers it before the write returns: the
+            # write and its answer hold the lock, so the thread's pass never runs between them
+            with self._lock:
+                with open(sysfs.path(host_path), "w") as handle:
+                    handle.write(value + "\n")
+                self.step()
 
         monkeypatch.setattr(gpu_restore.Sysfs, "write", write)
 
@@ -115,7 +128,11 @@ class FakeKernel:
         if wanted == 0:
             self._remove_vfs(pf, have)
         else:
-            self._add_vfs(pf, device, wanted)
+            links = self._add_vfs(pf, device, wanted)
+            self._type_lists(device, [vf for _link, vf in links])  # final before any VF is visible
+            tree = fake_sysfs._Tree(self.root)
+            for link, vf in links:
+                tree.link(link, vf)
         self.events.append(f"{pf}: {wanted} VFs")
 
     def _remove_vfs(self, pf: str, vfs: list[str]) -> None:
@@ -132,7 +149,8 @@ class FakeKernel:
             shutil.rmtree(real, ignore_errors=True)
             self.vf_types.pop(vf, None)
 
-    def _add_vfs(self, pf: str, device: dict, count: int) -> None:
+    def _add_vfs(self, pf: str, device: dict, count: int) -> list[tuple[str, str]]:
+        """Write the VFs' devices; returns the (``virtfn`` link, VF path) pairs still to be made."""
         one = dict(device, sriov=dict(device["sriov"], numvfs=count))
         expanded = fake_sysfs.expand_profile({"iommu": self.profile.get("iommu", "none"), "devices": [one]})
         vfs = [d for d in expanded["devices"] if d.get("physfn")]
@@ -142,13 +160,15 @@ class FakeKernel:
         parent_host = self._host(os.path.dirname(os.path.realpath(pf_path)))
         tree = fake_sysfs._Tree(self.root)
         paths = {pf: self._host(os.path.realpath(pf_path))}
+        links = []
         for index, vf in enumerate(vfs):
             paths[vf["address"]] = f"{parent_host}/{vf['address']}"
             if vf.get("iommu_group") is not None:
                 vf["iommu_group"] = next_group + index
             vf.pop("parent", None)
             fake_sysfs._write_device(tree, self.profile, vf, paths, [], [], [])
-            tree.link(f"{paths[pf]}/virtfn{index}", paths[vf["address"]])
+            links.append((f"{paths[pf]}/virtfn{index}", paths[vf["address"]]))
+        return links
 
     def _host(self, real: str) -> str:
         return "/" + os.path.relpath(real, os.path.abspath(self.root))
@@ -174,12 +194,20 @@ class FakeKernel:
             changed = True
         mig = _mig_backed(types)  # MIG-backed lists also follow the GPU instances the double holds
         if changed or mig or any(v not in self.vf_types for v in vfs):
-            for vf in vfs:
-                self.vf_types.setdefault(vf, 0)
-                allowed = self._creatable(device, vfs, vf)
-                lines = ["ID    : vGPU Name"] + [f"{t['id']:<6}: {t['name']}" for t in types if t["id"] in allowed]
-                if self.read(f"{PCI}/{vf}/nvidia/creatable_vgpu_types") != "\n".join(lines):
-                    self.write(f"{PCI}/{vf}/nvidia/creatable_vgpu_types", "\n".join(lines))
+            self._type_lists(device, vfs)
+
+    def _type_lists(self, device: dict, vfs: list[str]) -> None:
+        """Write each VF's ``nvidia/creatable_vgpu_types`` from the types its GPU's VFs hold (when it differs)."""
+        types = device["sriov"].get("vf_nvidia_vgpu_types") or []
+        if not types:
+            return
+        vfs = [os.path.basename(vf) for vf in vfs]
+        for vf in vfs:
+            self.vf_types.setdefault(vf, 0)
+            allowed = self._creatable(device, vfs, vf)
+            lines = ["ID    : vGPU Name"] + [f"{t['id']:<6}: {t['name']}" for t in types if t["id"] in allowed]
+            if self.read(f"{PCI}/{vf}/nvidia/creatable_vgpu_types") != "\n".join(lines):
+                self.write(f"{PCI}/{vf}/nvidia/creatable_vgpu_types", "\n".join(lines))
 
     def _creatable(self, device: dict, vfs: list[str], vf: str) -> set[int]:
         types = device["sriov"].get("vf_nvidia_vgpu_types") or []

@@ -4,7 +4,15 @@
 
 This file has no imports beyond the standard library: the modules import it for the sysfs writes they
 share with the boot path, and the ``host_gpu_sharing`` role installs the same file on the host as
-``/usr/local/libexec/accel-openstack/gpu-restore`` for ``accel-openstack-gpu-restore.service``.
+``/usr/local/libexec/accel-openstack/gpu_restore.py``, beside the command-line entry point
+``gpu-restore`` (the role's ``files/gpu_restore_cli.py``) that ``accel-openstack-gpu-restore.service``
+runs. The host needs nothing of the collection.
+
+Everything read from a state file is checked before anything is written: the file is a regular file
+inside the root, of bounded size, valid JSON of the expected shape; every PCI address in it is a full
+address in the normal form (the grammar of ``_names/pci.py``, repeated here because this file stands
+alone; a unit test holds the two to the same answers), so no ``..``, ``/`` or control character can
+reach a sysfs path; counts and IDs are whole numbers within their hardware bounds.
 
 State files (inside the root):
 - ``/etc/accel-openstack/sriov/<pf address>.json``: ``{"address", "numvfs"}``
@@ -20,12 +28,10 @@ by polling with a deadline; nothing sleeps a fixed time.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import re
 import stat
-import subprocess
-import sys
 import time
 
 STATE_DIR = "/etc/accel-openstack"
@@ -33,6 +39,26 @@ PCI = "/sys/bus/pci/devices"
 
 
 MAX_ATTR = 65536  # a sysfs attribute is one page; more means the file is not what it should be
+MAX_STATE = 4 << 20  # a state file is a few hundred bytes; 65535 VF addresses would take about 1 MiB
+MAX_NUMVFS = 0xFFFF  # TotalVFs is a 16-bit field of the SR-IOV capability
+MAX_TYPE_ID = 0x7FFFFFFF  # current_vgpu_type takes a positive int
+MAX_MIG_SLICES = 8  # a MIG GPU has at most 8 slices: instance starts 0..7, at most 8 instances
+MAX_MIG_PROFILE_ID = 0xFF
+
+# The PCI address grammar of _names/pci.py (domain required here: state files and sysfs use the full form).
+_ADDRESS = re.compile(
+    r"(?P<domain>[0-9a-f]{4,8}):(?P<bus>[0-9a-f]{2}):(?P<device>[0-9a-f]{2})\.(?P<function>[0-7])",
+    re.IGNORECASE,
+)
+
+
+def is_normal_address(text: object) -> bool:
+    """Whether ``text`` is a full PCI address in the normal form sysfs names devices by (``0000:41:00.0``)."""
+    match = _ADDRESS.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        return False
+    normal = f"{int(match['domain'], 16):04x}:{match['bus'].lower()}:{match['device'].lower()}.{match['function']}"
+    return normal == text
 
 
 class RestoreError(Exception):
@@ -60,9 +86,20 @@ class Sysfs:
         return cls(host.root, resolve=host.path, write_attr=host.write_attr, read_attr=host.read_text)
 
     def path(self, host_path: str) -> str:
+        """The real path of ``host_path``; RestoreError when it would leave the root.
+
+        Without a HostRoot (the boot unit), a path with ``..`` or a NUL is refused, and so is one whose
+        links lead out of the root (on ``/`` nothing can).
+        """
         if self._resolve is not None:
             return self._resolve(host_path)
-        return os.path.join(self.root, host_path.lstrip("/"))
+        if "\x00" in host_path or ".." in host_path.split("/"):
+            raise RestoreError(f"{host_path!r} is not a plain path inside the root")
+        path = os.path.join(self.root, host_path.lstrip("/"))
+        real, real_root = os.path.realpath(path), os.path.realpath(self.root)
+        if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
+            raise RestoreError(f"{host_path} leads out of the root {self.root} (to {real}); refused")
+        return path
 
     def read(self, host_path: str) -> str | None:
         """A sysfs attribute's text; None when absent, unreadable, refused, or not a regular file."""
@@ -100,10 +137,23 @@ class Sysfs:
         """The PF's VF addresses, in virtfn order."""
         try:
             base = self.path(f"{PCI}/{pf}")
-            names = [n for n in os.listdir(base) if n.startswith("virtfn") and n[6:].isdigit()]
+            names = [n for n in os.listdir(base) if n.startswith("virtfn") and _digits(n[6:])]
         except Exception:
             return []
-        return [os.path.basename(os.readlink(os.path.join(base, n))) for n in sorted(names, key=lambda n: int(n[6:]))]
+        out = []
+        for name in sorted(names, key=lambda n: int(n[6:])):
+            try:
+                vf = os.path.basename(os.readlink(os.path.join(base, name)))
+            except OSError:  # the VF went away since the listing (VFs being removed)
+                continue
+            if is_normal_address(vf):  # a link named otherwise is no VF sysfs made
+                out.append(vf)
+        return out
+
+
+def _digits(text: str | None) -> bool:
+    """Whether ``text`` is a decimal number in ASCII digits (``str.isdigit`` also takes ``²`` and ``٣``)."""
+    return bool(text) and text.isascii() and text.isdigit()
 
 
 def wait_for(condition, timeout: float, what: str, interval: float = 0.05):
@@ -121,7 +171,8 @@ def wait_for(condition, timeout: float, what: str, interval: float = 0.05):
 def set_numvfs(sysfs: Sysfs, pf: str, numvfs: int, timeout: float) -> bool:
     """Make the PF have ``numvfs`` VFs; wait until their links exist. True when it changed anything."""
     attr = f"{PCI}/{pf}/sriov_numvfs"
-    current = int(sysfs.read(attr) or 0)
+    text = sysfs.read(attr)
+    current = int(text) if _digits(text) else 0
     if current == numvfs and len(sysfs.vfs(pf)) == numvfs:
         return False
     if current not in (0, numvfs):
@@ -141,14 +192,14 @@ def creatable_types(sysfs: Sysfs, vf: str) -> dict[int, str] | None:
     out = {}
     for line in text.splitlines():
         ident, sep, name = line.partition(":")
-        if sep and ident.strip().isdigit():
+        if sep and _digits(ident.strip()):
             out[int(ident.strip())] = name.strip()
     return out
 
 
 def current_type(sysfs: Sysfs, vf: str) -> int:
     value = sysfs.read(f"{PCI}/{vf}/nvidia/current_vgpu_type")
-    return int(value) if value and value.isdigit() else 0
+    return int(value) if _digits(value) else 0
 
 
 def set_vgpu_type(sysfs: Sysfs, vf: str, type_id: int, timeout: float) -> bool:
@@ -172,21 +223,80 @@ def set_vgpu_type(sysfs: Sysfs, vf: str, type_id: int, timeout: float) -> bool:
     return True
 
 
+def _whole(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_state(kind: str, name: str, state: object) -> list[str]:
+    """What is wrong with one state file's content (empty when nothing)."""
+    if not isinstance(state, dict):
+        return [f"holds {type(state).__name__}, expected an object"]
+    problems = []
+    address = state.get("address")
+    if not is_normal_address(address):
+        problems.append(f"address {address!r} is not a full PCI address such as '0000:41:00.0'")
+    elif name != f"{address}.json":
+        problems.append(f"address {address!r} does not match the file name")
+    if kind == "sriov" and not _whole(state.get("numvfs"), 0, MAX_NUMVFS):
+        problems.append(f"numvfs {state.get('numvfs')!r} is not a whole number from 0 to {MAX_NUMVFS}")
+    if kind == "vgpu":
+        if not _whole(state.get("type_id"), 0, MAX_TYPE_ID):
+            problems.append(f"type_id {state.get('type_id')!r} is not a whole number from 0 to {MAX_TYPE_ID}")
+        vfs = state.get("vfs")
+        if not isinstance(vfs, list) or len(vfs) > MAX_NUMVFS:
+            problems.append(f"vfs is not a list of at most {MAX_NUMVFS} VF addresses")
+        else:
+            problems.extend(f"VF address {vf!r} is not a full PCI address" for vf in vfs if not is_normal_address(vf))
+    if kind == "mig":
+        instances = state.get("instances")
+        if not isinstance(instances, list) or len(instances) > MAX_MIG_SLICES:
+            problems.append(f"instances is not a list of at most {MAX_MIG_SLICES} GPU instances")
+        else:
+            for i, instance in enumerate(instances):
+                if not (
+                    isinstance(instance, dict)
+                    and _whole(instance.get("profile_id"), 0, MAX_MIG_PROFILE_ID)
+                    and _whole(instance.get("start"), 0, MAX_MIG_SLICES - 1)
+                ):
+                    problems.append(
+                        f"instance {i} needs a profile_id from 0 to {MAX_MIG_PROFILE_ID} and a start from 0 to "
+                        f"{MAX_MIG_SLICES - 1}"
+                    )
+    return problems
+
+
 def _states(sysfs: Sysfs, kind: str) -> list[dict]:
-    directory = sysfs.path(f"{STATE_DIR}/{kind}")
+    """The checked state files of one kind; RestoreError naming the file and the fault for the first bad one."""
+    where = f"{STATE_DIR}/{kind}"
+    directory = sysfs.path(where)
     try:
         names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
     except OSError:
         return []
     out = []
     for name in names:
-        with open(os.path.join(directory, name)) as handle:
-            out.append(json.load(handle))
+        path = sysfs.path(f"{where}/{name}")
+        fix = "run the module that wrote it again, or remove the file"
+        try:
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                raise RestoreError(f"state file {where}/{name} is not a regular file; remove it")
+            if info.st_size > MAX_STATE:
+                raise RestoreError(f"state file {where}/{name} has {info.st_size} bytes, more than any state file")
+            with open(path, "rb") as handle:
+                state = json.loads(handle.read(MAX_STATE).decode("utf-8"))
+        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON
+            raise RestoreError(f"state file {where}/{name} cannot be read as JSON ({exc}); {fix}") from exc
+        problems = _check_state(kind, name, state)
+        if problems:
+            raise RestoreError(f"state file {where}/{name}: {'; '.join(problems)}; {fix}")
+        out.append(state)
     return out
 
 
 def restore_mig(state: dict, run, timeout: float) -> str:
-    bus = "0000" + state["address"].upper()
+    domain, rest = state["address"].upper().split(":", 1)
+    bus = f"{domain.zfill(8)}:{rest}"  # nvidia-smi's form: an eight-digit domain
 
     def listed():
         rc, out, err = run(["nvidia-smi", "mig", "-lgi", "-i", bus])
@@ -212,20 +322,24 @@ def restore(root: str = "/", run=None, timeout: float = 120.0) -> list[str]:
     """Apply every state file; returns one line per action. Raises RestoreError on the first failure."""
     sysfs = Sysfs(root)
     done = []
-    for state in _states(sysfs, "sriov"):
+    states = {kind: _states(sysfs, kind) for kind in ("sriov", "vgpu", "mig")}  # all checked before any write
+    for state in states["sriov"]:
         pf = state["address"]
         wait_for(lambda pf=pf: sysfs.exists(f"{PCI}/{pf}/driver"), timeout, f"PF {pf} to be bound to its driver")
-        changed = set_numvfs(sysfs, pf, int(state["numvfs"]), timeout)
+        total = sysfs.read(f"{PCI}/{pf}/sriov_totalvfs")
+        if _digits(total) and state["numvfs"] > int(total):
+            raise RestoreError(f"PF {pf} has at most {total} VFs; its state file asks for {state['numvfs']}")
+        changed = set_numvfs(sysfs, pf, state["numvfs"], timeout)
         done.append(f"{pf}: {state['numvfs']} VFs" + ("" if changed else " (already)"))
-    mig_states = _states(sysfs, "mig")
-    if mig_states:
-        run = run or _run
-        for state in mig_states:
+    if states["mig"]:
+        if run is None:
+            raise RestoreError("MIG state files need a command runner for nvidia-smi; none was given")
+        for state in states["mig"]:
             done.append(restore_mig(state, run, timeout))
-    for state in _states(sysfs, "vgpu"):
+    for state in states["vgpu"]:
         for vf in state["vfs"]:
             wait_for(lambda vf=vf: sysfs.exists(f"{PCI}/{vf}"), timeout, f"VF {vf}")
-            wanted = int(state["type_id"])
+            wanted = state["type_id"]
             # the vGPU manager lists a MIG-backed type only once its GPU instance exists: wait for it
             wait_for(
                 lambda vf=vf, wanted=wanted: (
@@ -234,32 +348,6 @@ def restore(root: str = "/", run=None, timeout: float = 120.0) -> list[str]:
                 timeout,
                 f"vGPU type {wanted} to be creatable on VF {vf}",
             )
-            changed = set_vgpu_type(sysfs, vf, int(state["type_id"]), timeout)
+            changed = set_vgpu_type(sysfs, vf, wanted, timeout)
             done.append(f"{vf}: vGPU type {state['type_id']}" + ("" if changed else " (already)"))
     return done
-
-
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        return 127, "", f"{argv[0]}: not found"
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Re-apply SR-IOV VFs, vGPU types and MIG layouts at boot.")
-    parser.add_argument("--root", default="/")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each readiness step")
-    args = parser.parse_args(argv)
-    try:
-        for line in restore(args.root, timeout=args.timeout):
-            print(line)
-    except RestoreError as exc:
-        print(f"accel-openstack gpu restore: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -58,7 +58,7 @@ class MdevPlan:
 
 
 def plan(host, runner, parent: str, mdev_type: str, count: int) -> MdevPlan:
-    parent = str(parent).strip().lower()
+    parent = str(parent).lower()  # the whole text is the address: no space or newline is trimmed away
     if pci.is_address(parent):
         parent = pci.normalize_address(parent)
     parents = host.listdir(MDEV_BUS)
@@ -77,9 +77,15 @@ def plan(host, runner, parent: str, mdev_type: str, count: int) -> MdevPlan:
         raise MdevError(f"count {count} is negative; give 0 or more")
     base = f"{types_dir}/{mdev_type}"
     existing = set(host.listdir(f"{base}/devices"))
+    text = host.read_attr(f"{base}/available_instances") or "0"
+    available = int(text) if text.isascii() and text.isdigit() else 0
+    if count > len(existing) + available:  # checked before any UUID is made: a huge count costs nothing
+        raise MdevError(
+            f"count {count}: {parent} has {len(existing)} {mdev_type} and can take {available} more now; lower "
+            "count (other types or mdevs on the parent use its capacity)"
+        )
     wanted = [mdev_uuid(parent, mdev_type, i) for i in range(count)]
     create = [u for u in wanted if u not in existing]
-    available = int(host.read_attr(f"{base}/available_instances") or 0)
     if len(create) > available:
         raise MdevError(
             f"{parent} can take {available} more {mdev_type} now and {len(create)} are missing; lower count "

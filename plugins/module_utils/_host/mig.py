@@ -51,7 +51,7 @@ class GpuState:
 
 def normalise_address(address: str, label: str = "address") -> str:
     try:
-        return pci.normalize_address(str(address or "").strip())
+        return pci.normalize_address(str(address or ""))  # the whole text, untrimmed, as the grammar says
     except pci.PciAddressError as exc:
         raise MigError(f"{label}: {exc}") from None
 

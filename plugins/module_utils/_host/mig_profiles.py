@@ -159,6 +159,12 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
             raise MigLayoutError(f"{where}: count {entry.get('count')!r} is not a whole number") from None
         if count < 0:
             raise MigLayoutError(f"{where}: count {count} is negative; give 0 or more")
+        per_profile[profile.name] = per_profile.get(profile.name, 0) + count
+        if per_profile[profile.name] > profile.max_count:  # before anything is built per instance
+            raise MigLayoutError(
+                f"{where}: {per_profile[profile.name]} instances of {profile.name}; {model.model} holds at most "
+                f"{profile.max_count}"
+            )
         placement = entry.get("placement")
         starts: list[int | None]
         if placement is None:
@@ -181,12 +187,6 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
                         f"{where}: placement {start} is not allowed for {profile.name} on {model.model}; "
                         f"allowed starts are {list(profile.starts)}"
                     )
-        per_profile[profile.name] = per_profile.get(profile.name, 0) + count
-        if per_profile[profile.name] > profile.max_count:
-            raise MigLayoutError(
-                f"{where}: {per_profile[profile.name]} instances of {profile.name}; {model.model} holds at most "
-                f"{profile.max_count}"
-            )
         if profile.name.endswith("+me"):
             media += count
         compute += profile.compute * count

@@ -13,37 +13,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import HostCommands
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._module import CollectionModule
 
 ROOT_OPTION = {"root": {"type": "path", "default": "/"}}
 
 
-class HostModule:
+class HostModule(CollectionModule):
     """Base for the collection's host modules (see the module docstring)."""
 
-    argument_spec: dict = {}
-    module_kwargs: dict = {}
-
     def __init__(self) -> None:
-        self.ansible = AnsibleModule(
-            argument_spec={**ROOT_OPTION, **self.argument_spec},
-            supports_check_mode=True,
-            **self.module_kwargs,
-        )
-        self.params = self.ansible.params
+        super().__init__({**ROOT_OPTION, **self.argument_spec})
         self.warnings: list[str] = []
         self.diff: list[dict] = []
         self._host: HostRoot | None = None
         self._commands: HostCommands | None = None
-
-    @property
-    def check_mode(self) -> bool:
-        return self.ansible.check_mode
 
     @property
     def host(self) -> HostRoot:
@@ -81,9 +68,6 @@ class HostModule:
             self.diff.append(change.diff())
             paths.append(change.path)
         return paths
-
-    def run(self) -> dict:
-        raise NotImplementedError
 
     def _emit_warnings(self) -> None:
         seen = list(self.warnings)

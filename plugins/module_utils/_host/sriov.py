@@ -46,7 +46,7 @@ def select(host: HostRoot, selectors: list[str], label: str = "devices", need_sr
     present = host.listdir(PCI)
     chosen: list[str] = []
     for index, raw in enumerate(selectors):
-        value = str(raw).strip().lower()
+        value = str(raw).lower()  # the whole text is the selector: no space or newline is trimmed away
         if pci.is_address(value):
             value = pci.normalize_address(value)
             if value not in present:

@@ -11,7 +11,7 @@ their targets need not exist (a ``driver`` link names the driver even when the d
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_normal_address
@@ -37,14 +37,7 @@ class MdevType:
     mechanism: str = "mdev"  # "mdev" (mdev bus) or "nvidia_vgpu_vf" (vGPU 17+ on SR-IOV VFs)
 
     def as_fact(self) -> dict:
-        return {
-            "type": self.type,
-            "name": self.name,
-            "available_instances": self.available_instances,
-            "device_api": self.device_api,
-            "description": self.description,
-            "mechanism": self.mechanism,
-        }
+        return asdict(self)  # the fact's keys are the fields' names
 
 
 @dataclass

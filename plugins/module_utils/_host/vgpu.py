@@ -88,7 +88,7 @@ def _plan_mdev(host: HostRoot, address: str, wanted: str, parents: list[str]) ->
 def plan(host: HostRoot, selectors: list[str], wanted: str, vfs: int | None) -> list[GpuPlan]:
     if not selectors:
         raise VgpuError("devices is empty; give the GPU addresses or vendor:product IDs")
-    wanted = str(wanted).strip()
+    wanted = str(wanted)  # the whole text names the type: no space or newline is trimmed away
     sysfs = gpu_restore.Sysfs.of(host)
     groups = None
     plans = []

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
@@ -302,34 +303,21 @@ def check_names(params: dict) -> None:
     characters), the directories absolute paths without ``..``: a file is only ever written in the
     directory the options name.
     """
-    problems = []
+    checks: list[tuple[str, object, Callable[[object], str | None]]] = []  # (label, value, its check)
     for index, raw in enumerate(params.get("hosts") or [], start=1):
-        name = raw.get("name") if isinstance(raw, dict) else None
-        problem = component_problem(name) if name is not None else None
-        if problem:
-            problems.append(f"hosts[{index}].name {name!r} {problem}")
-        hypervisor = raw.get("hypervisor_hostname") if isinstance(raw, dict) else None
-        problem = text_problem(hypervisor) if hypervisor is not None else None
-        if problem:
-            problems.append(f"hosts[{index}].hypervisor_hostname {hypervisor!r} {problem}")
-    for option in ("host", "file_name"):
-        value = params.get(option)
-        problem = component_problem(value) if value is not None else None
-        if problem:
-            problems.append(f"{option} {value!r} {problem}")
+        raw = raw if isinstance(raw, dict) else {}
+        checks.append((f"hosts[{index}].name", raw.get("name"), component_problem))
+        checks.append((f"hosts[{index}].hypervisor_hostname", raw.get("hypervisor_hostname"), text_problem))
+    checks += [(option, params.get(option), component_problem) for option in ("host", "file_name")]
     for index, name in enumerate(params.get("kolla_control_hosts") or [], start=1):
-        problem = component_problem(name)
+        checks.append((f"kolla_control_hosts[{index}]", name, component_problem))
+    checks += [(option, params.get(option), directory_problem) for option in ("config_dir", "provider_config_dir")]
+    checks.append(("kolla_inventory", params.get("kolla_inventory"), text_problem))
+    problems = []
+    for label, value, check in checks:
+        problem = check(value) if value is not None else None
         if problem:
-            problems.append(f"kolla_control_hosts[{index}] {name!r} {problem}")
-    for option in ("config_dir", "provider_config_dir"):
-        value = params.get(option)
-        problem = directory_problem(value) if value is not None else None
-        if problem:
-            problems.append(f"{option} {value!r} {problem}")
-    inventory = params.get("kolla_inventory")
-    problem = text_problem(inventory) if inventory is not None else None
-    if problem:
-        problems.append(f"kolla_inventory {inventory!r} {problem}")
+            problems.append(f"{label} {value!r} {problem}")
     if problems:
         raise LayoutError(
             "names that become paths must be plain, so no file is written outside its directory: "

@@ -101,14 +101,20 @@ class PlacementClient:
         body = self.request("GET", "/resource_classes")[1]
         return sorted(rc["name"] for rc in body["resource_classes"])
 
+    def _ensure(self, path: str) -> bool:
+        """PUT a custom name (resource class, 1.7 semantics, or trait); True when it was created."""
+        return self.request("PUT", path, ok=(201, 204))[0] == 201
+
+    def _delete(self, path: str) -> bool:
+        """DELETE a custom name; True when it existed."""
+        return self.request("DELETE", path, ok=(204, 404))[0] == 204
+
     def ensure_resource_class(self, name: str) -> bool:
-        """Create a custom resource class if missing (1.7 semantics). Return True when created."""
-        status = self.request("PUT", f"/resource_classes/{name}", ok=(201, 204))[0]
-        return status == 201
+        """Create a custom resource class if missing. Return True when created."""
+        return self._ensure(f"/resource_classes/{name}")
 
     def delete_resource_class(self, name: str) -> bool:
-        status = self.request("DELETE", f"/resource_classes/{name}", ok=(204, 404))[0]
-        return status == 204
+        return self._delete(f"/resource_classes/{name}")
 
     # -- traits -------------------------------------------------------------------------------
     def traits(self, names: list[str] | None = None, associated: bool | None = None) -> list[str]:
@@ -123,12 +129,10 @@ class PlacementClient:
         return sorted(body["traits"])
 
     def ensure_trait(self, name: str) -> bool:
-        status = self.request("PUT", f"/traits/{name}", ok=(201, 204))[0]
-        return status == 201
+        return self._ensure(f"/traits/{name}")
 
     def delete_trait(self, name: str) -> bool:
-        status = self.request("DELETE", f"/traits/{name}", ok=(204, 404))[0]
-        return status == 204
+        return self._delete(f"/traits/{name}")
 
     # -- providers ----------------------------------------------------------------------------
     def providers(self, **filters: Any) -> list[dict]:

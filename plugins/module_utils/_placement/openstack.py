@@ -18,7 +18,9 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.parameters import _list_no_log_values
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._module import CollectionModule
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import PlacementClient
+from ansible_collections.accel.openstack.plugins.module_utils._placement.names import converge_names
 
 try:
     import keystoneauth1.exceptions
@@ -163,7 +165,7 @@ def placement_client(params: dict) -> PlacementClient:
     return PlacementClient(conn.placement, endpoint_hint=hint)
 
 
-class OpenStackModule:
+class OpenStackModule(CollectionModule):
     """Base for the collection's OpenStack modules.
 
     Subclasses set ``argument_spec`` (their own options only) and ``module_kwargs`` and implement
@@ -171,26 +173,14 @@ class OpenStackModule:
     ``fail_json`` with its message and result keys (a declaration's ValueError with its message).
     """
 
-    argument_spec: dict = {}
-    module_kwargs: dict = {}
-
     def __init__(self) -> None:
-        self.ansible = AnsibleModule(
-            argument_spec=openstack_argument_spec(**self.argument_spec),
-            supports_check_mode=True,
-            **self.module_kwargs,
-        )
-        self.params = self.ansible.params
+        super().__init__(openstack_argument_spec(**self.argument_spec))
         self._client: PlacementClient | None = None
         self._connection = None
         narrow_no_log(self.ansible)
         problems = credential_problems(self.params)
         if problems:
             self.ansible.fail_json(msg="; ".join(problems), errors=problems)
-
-    @property
-    def check_mode(self) -> bool:
-        return self.ansible.check_mode
 
     @property
     def placement(self) -> PlacementClient:
@@ -204,9 +194,6 @@ class OpenStackModule:
         if self._connection is None:
             self._connection = connect(self.params)
         return self._connection
-
-    def run(self) -> dict:
-        raise NotImplementedError
 
     def __call__(self) -> None:
         if not HAS_OPENSTACKSDK:
@@ -226,3 +213,16 @@ class OpenStackModule:
         if self._client is not None:
             result.setdefault("api_calls", dict(self._client.calls))
         self.ansible.exit_json(**result)
+
+
+class NamesModule(OpenStackModule):
+    """placement_trait and placement_resource_class: custom names of one ``kind``, many per call."""
+
+    kind = ""
+    argument_spec = {
+        "names": {"type": "list", "elements": "str", "required": True, "aliases": ["name"]},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+    }
+
+    def run(self) -> dict:
+        return converge_names(self.placement, self.kind, self.params["names"], self.params["state"], self.check_mode)

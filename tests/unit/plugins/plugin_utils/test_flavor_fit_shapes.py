@@ -27,7 +27,9 @@ def _inv(total, ratio=1.0, reserved=0):
 
 def generated_fleet(rng: random.Random, hosts: int, patterns: int, sharing: bool = False) -> dict:
     """Hosts of four models with usage from ``patterns`` patterns (0: every host differs)."""
-    usage = [{"VCPU": rng.randint(0, 40), "MEMORY_MB": rng.randint(0, 60) * 1024} for _ in range(max(patterns, 1))]
+    usage = [
+        {"VCPU": rng.randint(0, 40), "MEMORY_MB": rng.randint(0, 60) * 1024} for _pattern in range(max(patterns, 1))
+    ]
     providers = []
 
     def add(name, parent, inventories, traits, usages=None, aggregates=()):
