@@ -25,6 +25,8 @@ export ACCEL_PLACEMENT_VENV := $(CURDIR)/$(PLACEMENT_VENV)
 export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
 export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
 PYTEST_ARGS ?=
+# Both cores for the integration tests: each xdist worker starts its own Placement.
+INTEGRATION_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
@@ -114,7 +116,7 @@ unit-newest: newest-venv collection
 	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
 integration: venv placement-venv nova-venv kolla-venv collection
-	$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/integration -n $(INTEGRATION_WORKERS) $(PYTEST_ARGS)
 
 molecule: venv collection
 	tests/run_molecule.sh
