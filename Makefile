@@ -105,14 +105,14 @@ docs-lint: newest-venv
 
 lint: ruff ansible-lint
 
-unit: venv collection
+unit: venv placement-venv nova-venv collection
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
 # Hostile input: links out of the root, injection into written files, secrets, hangs, wrong types.
 hostile: venv collection
 	$(BIN)/python -m pytest tests/hostile $(PYTEST_ARGS)
 
-unit-newest: newest-venv collection
+unit-newest: newest-venv placement-venv nova-venv collection
 	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
 integration: venv placement-venv nova-venv kolla-venv collection
