@@ -208,25 +208,7 @@ def test_the_kolla_example_inventory_renders_what_nova_accepts(tmp_path):
     services["gpu-02"] = ["nova-compute"]
     globals_["node_custom_config"] = str(config_dir)
     rendered = kolla_render.render(str(config_dir), services, globals_)
-    cases = [
-        {
-            "id": host["name"],
-            "hostname": host["name"],
-            "compute": rendered[host["name"]]["nova-compute"],
-            "devices": host["facts"]["accel_pci_devices"],
-        }
-        for host in hosts
-    ]
-    control = rendered[CONTROL]
-    cases.append(
-        {
-            "id": CONTROL,
-            "api": control["nova-api"],
-            "scheduler": control["nova-scheduler"],
-            "conductor": control["nova-conductor"],
-        }
-    )
-    answers = {answer["id"]: answer for answer in nova_oracle.ask(cases)}
+    answers = _judge(rendered, hosts)
     for host in hosts:
         compute = answers[host["name"]]["compute"]
         assert compute["ok"], f"{host['name']}: {compute.get('error')}"

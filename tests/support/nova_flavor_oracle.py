@@ -31,7 +31,6 @@ A refusal is ``{"type": "<exception class>", "message": format_message()}``.
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 import warnings
@@ -227,11 +226,8 @@ def ask(cases: list[dict], timeout: int = 600) -> list[dict]:
     return nova_venv.ask(__file__, cases, timeout, "nova flavor oracle")
 
 
-def main() -> int:
-    cases = json.load(sys.stdin)
-    json.dump(run(cases), sys.stdout, default=str)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as a script in the nova venv: this folder is on sys.path, the collection's tests package is not.
+    from nova_venv import serve
+
+    sys.exit(serve(run))

@@ -34,3 +34,11 @@ def ask(script: str, cases: list[dict], timeout: int, what: str) -> list[dict]:
     if proc.returncode != 0:
         raise RuntimeError(f"{what} failed ({proc.returncode}): {proc.stderr[-3000:]}")
     return json.loads(proc.stdout)
+
+
+def serve(run) -> int:
+    """Script side (nova venv): answer the JSON cases on stdin with ``run(cases)`` as JSON on stdout."""
+    import sys
+
+    json.dump(run(json.load(sys.stdin)), sys.stdout, default=str)
+    return 0
