@@ -81,6 +81,21 @@ def bounded(request):
     signal.signal(signal.SIGALRM, previous)
 
 
+def nova_conf_d_args(root, **extra) -> dict:
+    """nova_config options for one compute host in the nova.conf.d layout under ``root``; ``extra`` wins."""
+    args = {
+        "root": str(root),
+        "layout": "nova_conf_d",
+        "host": "c1",
+        "hosts": [{"name": "c1", "facts": {}}],
+        "policy": [],
+        "services": ["scheduler"],
+        "enabled_filters": ["PciPassthroughFilter"],
+    }
+    args.update(extra)
+    return args
+
+
 def no_traceback(result: dict) -> None:
     """A failure must be a message, never a Python exception text."""
     text = str(result.get("msg", "")) + str(result.get("exception", ""))

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
-from tests.hostile.conftest import SECRET, assert_secret_absent, no_traceback, warnings_of
+from tests.hostile.conftest import SECRET, assert_secret_absent, no_traceback, nova_conf_d_args, warnings_of
 from tests.support.ansible_runner import run_module
 from tests.support.fake_sysfs import build_root
 
@@ -74,15 +74,7 @@ def test_nova_config_dir_linked_out_of_the_root(tmp_path, outside, kind):
     root = tmp_path / "root"
     (root / "etc/nova").mkdir(parents=True)
     _link(str(root / "etc/nova/nova.conf.d"), _escape(kind, outside, "/etc/nova/nova.conf.d"))
-    args = {
-        "root": str(root),
-        "layout": "nova_conf_d",
-        "host": "c1",
-        "hosts": [{"name": "c1", "facts": {}}],
-        "policy": [],
-        "services": ["api"],
-        "enabled_filters": ["PciPassthroughFilter"],
-    }
+    args = nova_conf_d_args(root, services=["api"])
     result = run_module("nova_config", args)
     if result.get("failed"):
         no_traceback(result)
@@ -131,15 +123,7 @@ def test_a_fifo_in_sysfs_is_never_opened(tmp_path, attribute):
 def test_a_directory_at_a_written_path_is_refused(tmp_path):
     root = tmp_path / "root"
     (root / "etc/nova/nova.conf.d/50-accel-openstack.conf").mkdir(parents=True)
-    args = {
-        "root": str(root),
-        "layout": "nova_conf_d",
-        "host": "c1",
-        "hosts": [{"name": "c1", "facts": {}}],
-        "policy": [],
-        "services": ["api"],
-        "enabled_filters": ["PciPassthroughFilter"],
-    }
+    args = nova_conf_d_args(root, services=["api"])
     result = run_module("nova_config", args)
     assert result["failed"]
     no_traceback(result)

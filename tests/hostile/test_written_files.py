@@ -23,27 +23,13 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.vfio import 
 from ansible_collections.accel.openstack.plugins.module_utils._names import kernel, text
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom_name
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address
-from tests.hostile.conftest import no_traceback, warnings_of
+from tests.hostile.conftest import no_traceback, nova_conf_d_args, warnings_of
 from tests.support.ansible_runner import run_module
 from tests.support.fake_sysfs import build_root
 
 
 def _tree(root) -> list[str]:
     return sorted(os.path.relpath(os.path.join(d, f), root) for d, _ds, fs in os.walk(root) for f in fs)
-
-
-def _nova_args(root, **extra) -> dict:
-    args = {
-        "root": str(root),
-        "layout": "nova_conf_d",
-        "host": "c1",
-        "hosts": [{"name": "c1", "facts": {}}],
-        "policy": [],
-        "services": ["scheduler"],
-        "enabled_filters": ["PciPassthroughFilter"],
-    }
-    args.update(extra)
-    return args
 
 
 BAD_NAMES = ["..", "../x", "../../etc/passwd", "a/b", "/abs", ".hidden", "a\nb", "a\rb", "a\x00b", "a b", ""]
@@ -55,11 +41,11 @@ def test_nova_config_refuses_names_that_leave_its_directory(tmp_path, option, na
     root = tmp_path / "root"
     root.mkdir()
     if option == "hosts":
-        args = _nova_args(root, layout="kolla", host=None, hosts=[{"name": name, "facts": {}}], config_dir="/k")
+        args = nova_conf_d_args(root, layout="kolla", host=None, hosts=[{"name": name, "facts": {}}], config_dir="/k")
     elif option == "host":
-        args = _nova_args(root, host=name, hosts=[{"name": name, "facts": {}}])
+        args = nova_conf_d_args(root, host=name, hosts=[{"name": name, "facts": {}}])
     else:
-        args = _nova_args(root, file_name=name)
+        args = nova_conf_d_args(root, file_name=name)
     result = run_module("nova_config", args)
     assert result.get("failed"), result
     no_traceback(result)
@@ -71,7 +57,7 @@ def test_nova_config_refuses_names_that_leave_its_directory(tmp_path, option, na
 def test_nova_config_refuses_directories_with_dotdot_or_control_characters(tmp_path, option, config_dir):
     root = tmp_path / "root"
     root.mkdir()
-    result = run_module("nova_config", _nova_args(root, **{option: config_dir}))
+    result = run_module("nova_config", nova_conf_d_args(root, **{option: config_dir}))
     assert result.get("failed") and option in result["msg"], result
     assert _tree(root) == []
 
@@ -83,7 +69,7 @@ def test_nova_config_refuses_directories_with_dotdot_or_control_characters(tmp_p
 def test_no_control_character_reaches_an_ini_file(tmp_path, value):
     root = tmp_path / "root"
     root.mkdir()
-    result = run_module("nova_config", _nova_args(root, enabled_filters=[value]))
+    result = run_module("nova_config", nova_conf_d_args(root, enabled_filters=[value]))
     assert result.get("failed") and "control character" in result["msg"], result
     assert _tree(root) == []
     with pytest.raises(IniError):
@@ -100,13 +86,13 @@ def test_an_ini_file_with_crlf_keeps_its_line_endings_and_foreign_lines(tmp_path
     conf.parent.mkdir(parents=True)
     foreign = b"[DEFAULT]\r\n# the operator's comment\r\ndebug = true\r\n\r\n[filter_scheduler]\r\nfoo = bar\r\n"
     conf.write_bytes(foreign)
-    result = run_module("nova_config", _nova_args(root))
+    result = run_module("nova_config", nova_conf_d_args(root))
     assert not result.get("failed"), result
     after = conf.read_bytes()
     assert after.count(b"\n") == after.count(b"\r\n"), after
     assert b"[DEFAULT]\r\n# the operator's comment\r\ndebug = true\r\n" in after
     assert b"foo = bar\r\n" in after and b"PciPassthroughFilter" in after
-    again = run_module("nova_config", _nova_args(root))
+    again = run_module("nova_config", nova_conf_d_args(root))
     assert not again["changed"] and conf.read_bytes() == after
 
 
@@ -120,7 +106,7 @@ def test_an_ini_file_with_mixed_line_endings_is_refused_untouched(tmp_path, cont
     conf = root / "etc/nova/nova.conf.d/50-accel-openstack.conf"
     conf.parent.mkdir(parents=True)
     conf.write_bytes(content)
-    result = run_module("nova_config", _nova_args(root))
+    result = run_module("nova_config", nova_conf_d_args(root))
     assert result.get("failed") and "line endings" in result["msg"], result
     assert conf.read_bytes() == content
 
@@ -130,7 +116,7 @@ def test_a_non_utf8_ini_file_is_refused_untouched(tmp_path):
     conf = root / "etc/nova/nova.conf.d/50-accel-openstack.conf"
     conf.parent.mkdir(parents=True)
     conf.write_bytes(b"[DEFAULT]\n# caf\xe9\n")
-    result = run_module("nova_config", _nova_args(root))
+    result = run_module("nova_config", nova_conf_d_args(root))
     assert result.get("failed"), result
     assert conf.read_bytes() == b"[DEFAULT]\n# caf\xe9\n"
 

@@ -10,7 +10,6 @@ flavors the per-host count is checked by placing real allocations in Placement, 
 from __future__ import annotations
 
 import random
-import uuid
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as n
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
 from tests.support.fake_sysfs import build_root
-from tests.support.placement_loader import PROJECT, USER, load_fleet
+from tests.support.placement_loader import allocate, load_fleet
 
 pytestmark = pytest.mark.placement
 
@@ -138,18 +137,7 @@ def place_copies(server, queries, root_uuid, members, cap):
                 break
         if chosen is None:
             break
-        consumer = str(uuid.uuid4())
-        status, _body = server.request(
-            "PUT",
-            f"/allocations/{consumer}",
-            {
-                "allocations": chosen["allocations"],
-                "project_id": PROJECT,
-                "user_id": USER,
-                "consumer_generation": None,
-                "consumer_type": "INSTANCE",
-            },
-        )
+        consumer, status = allocate(server, chosen["allocations"])
         assert status == 204
         consumers.append(consumer)
     return consumers

@@ -9,7 +9,6 @@ against Placement itself, and counted in ``KNOWN_DEFECTS``.
 from __future__ import annotations
 
 import json
-import uuid
 from collections import Counter
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
@@ -19,7 +18,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver import (
     allocation_candidates,
     solve,
 )
-from tests.support.placement_loader import PROJECT, USER
+from tests.support.placement_loader import allocate
 
 KNOWN_DEFECTS: Counter = Counter()
 
@@ -75,18 +74,7 @@ def _placement_dropped_shared_anchor(fleet, request, theirs, mine, server) -> bo
         candidate = json.loads(extra)
         if not set(candidate["mappings"].get("", [])) <= fleet.sharing:
             return False
-        consumer = str(uuid.uuid4())
-        status, _body = server.request(
-            "PUT",
-            f"/allocations/{consumer}",
-            {
-                "allocations": candidate["allocations"],
-                "project_id": PROJECT,
-                "user_id": USER,
-                "consumer_generation": None,
-                "consumer_type": "INSTANCE",
-            },
-        )
+        consumer, status = allocate(server, candidate["allocations"])
         if status != 204:
             return False
         server.request("DELETE", f"/allocations/{consumer}")

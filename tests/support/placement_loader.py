@@ -92,3 +92,17 @@ def load_fleet(server, fleet: dict) -> None:
             ),
             f"allocation {consumer['uuid']}",
         )
+
+
+def allocate(server, allocations: dict) -> tuple[str, int]:
+    """PUT ``allocations`` for a new instance consumer of the loader's project and user: (consumer, status)."""
+    consumer = str(uuid.uuid4())
+    body = {
+        "allocations": allocations,
+        "project_id": PROJECT,
+        "user_id": USER,
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    status, _body = server.request("PUT", f"/allocations/{consumer}", body)
+    return consumer, status
