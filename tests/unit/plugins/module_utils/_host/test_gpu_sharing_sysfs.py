@@ -198,5 +198,6 @@ def test_a_simulated_reboot_recreates_the_mig_layout(tmp_path):
     gpu_restore.restore(fresh, run=fresh_smi, timeout=2)
     assert not mig.plan(HostRoot(fresh), "0000:19:00.0", layout, fresh_smi).changed
     assert gpu_restore.restore(fresh, run=fresh_smi, timeout=2) == [
-        "0000:19:00.0: GPU instances exist, left as they are"
+        "0000:19:00.0: MIG mode on",
+        "0000:19:00.0: GPU instances exist, left as they are",
     ]
