@@ -1,8 +1,9 @@
 """gpu_boot_unit: the restore unit, the ready target, the drop-ins and the enable links, through HostRoot;
 check -> apply -> check -> apply, and what the files say."""
 
-import configparser
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -20,8 +21,6 @@ def _cli() -> str:
 
 def _unit(path: str) -> dict[str, list[str]]:
     """A unit file's settings as {key: [values]} (repeated keys kept, as systemd keeps them)."""
-    parser = configparser.ConfigParser(strict=False, interpolation=None, dict_type=dict)
-    parser.optionxform = str
     values: dict[str, list[str]] = {}
     with open(path) as handle:
         for line in handle:
@@ -102,3 +101,90 @@ def test_values_that_would_reach_a_unit_file_are_checked_first(tmp_path, args, w
     for word in words:
         assert word in result["msg"], result["msg"]
     assert os.listdir(tmp_path) == []
+
+
+# -- the boot order the units make, under the systemd double and checked by systemd itself --------------
+def _host_with_nova(tmp_path, restore_exit: int) -> str:
+    """The units installed by the module, a nova-compute and a libvirtd that only note that they ran, and the
+    restore command replaced through a drop-in by one that exits with ``restore_exit``."""
+    root = str(tmp_path / "root")
+    os.makedirs(root)
+    assert run_module("gpu_boot_unit", {"root": root, "command": _cli()})["changed"]
+    lib = os.path.join(root, "lib/systemd/system")
+    os.makedirs(lib)
+    wants = os.path.join(root, SYSTEMD, "multi-user.target.wants")
+    marker = os.path.join(root, "started")
+    for name, after in (("libvirtd.service", ""), ("nova-compute.service", "After=libvirtd.service\n")):
+        with open(os.path.join(lib, name), "w") as handle:
+            handle.write(
+                f"[Unit]\nDescription={name}\n{after}[Service]\nExecStart=/bin/sh -c 'echo {name} >> {marker}'\n"
+                "[Install]\nWantedBy=multi-user.target\n"
+            )
+        os.symlink(f"/lib/systemd/system/{name}", os.path.join(wants, name))
+    # a unit that only wants the target: it starts whatever the restore did
+    with open(os.path.join(lib, "monitoring.service"), "w") as handle:
+        handle.write(f"[Unit]\nWants={boot_unit.TARGET}\nAfter={boot_unit.TARGET}\n[Service]\nExecStart=/bin/true\n")
+    os.symlink("/lib/systemd/system/monitoring.service", os.path.join(wants, "monitoring.service"))
+    override = os.path.join(root, SYSTEMD, f"{boot_unit.UNIT}.d")
+    os.makedirs(override)
+    with open(os.path.join(override, "test.conf"), "w") as handle:
+        handle.write(f"[Service]\nExecStart=\nExecStart=/bin/sh -c 'echo restoring; exit {restore_exit}'\nExecStop=\n")
+    return root
+
+
+def test_nova_compute_and_libvirt_start_after_the_ready_target(tmp_path):
+    from tests.support.fake_systemd import Manager
+
+    root = _host_with_nova(tmp_path, 0)
+    journal = Manager(root).boot()
+    order = [u["unit"] for u in journal["units"] if u["result"] == "active"]
+    assert order.index(boot_unit.UNIT) < order.index(boot_unit.TARGET) < order.index("libvirtd.service")
+    assert order.index("libvirtd.service") < order.index("nova-compute.service")
+    with open(os.path.join(root, "started")) as handle:
+        assert handle.read().split() == ["libvirtd.service", "nova-compute.service"]
+
+
+def test_a_failed_restore_keeps_libvirt_and_nova_compute_stopped_and_says_why(tmp_path):
+    from tests.support.fake_systemd import Manager
+
+    root = _host_with_nova(tmp_path, 1)
+    results = {u["unit"]: u for u in Manager(root).boot()["units"]}
+    assert results[boot_unit.UNIT]["result"] == "failed" and "restoring" in results[boot_unit.UNIT]["output"]
+    assert results[boot_unit.TARGET]["result"] == "dependency"
+    for name in ("libvirtd.service", "nova-compute.service"):
+        assert results[name]["result"] == "dependency"
+        assert boot_unit.TARGET in results[name]["reason"]
+    assert results["monitoring.service"]["result"] == "active"  # Wants= alone does not hold a unit back
+    assert not os.path.exists(os.path.join(root, "started"))
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_systemd_itself_accepts_the_units_and_the_drop_in(tmp_path):
+    """systemd's own parser (systemd-analyze verify) loads the units and a drop-in with no warning."""
+    run_module("gpu_boot_unit", {"root": str(tmp_path), "command": _cli(), "required_by": ["nova-compute.service"]})
+    directory = os.path.join(str(tmp_path), SYSTEMD)
+    with open(os.path.join(directory, "nova-compute.service"), "w") as handle:
+        handle.write(
+            "[Unit]\nDescription=nova\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
+        )
+    names = [boot_unit.UNIT, boot_unit.TARGET, "nova-compute.service"]
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", *[f"./{n}" for n in names]],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stderr.strip() == "", proc.stderr
+    # the check can fail: a key in the wrong section is reported
+    with open(os.path.join(directory, "nova-compute.service.d", "bad.conf"), "w") as handle:
+        handle.write("[Unit]\nExecStartPre=/bin/sh\n")
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", "./nova-compute.service"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Unknown key" in proc.stderr
