@@ -216,7 +216,7 @@ class Manager:
             record.append(entry)
         journal = {"goal": goal, "units": record}
         os.makedirs(self.real(LOG_DIR), exist_ok=True)
-        count = len(glob.glob(self.real(f"{LOG_DIR}/boot-*.json")))
+        count = len(glob.glob(self.real(f"{LOG_DIR}/boot-[0-9]*.json")))
         with open(self.real(f"{LOG_DIR}/boot-{count + 1}.json"), "w") as handle:
             json.dump(journal, handle, indent=2)
         os.makedirs(self.real(RUN_DIR), exist_ok=True)
