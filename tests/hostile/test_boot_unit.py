@@ -430,3 +430,14 @@ def test_a_damaged_boot_state_is_reported_as_unknown(tmp_path, outside, damage):
     state = result["ansible_facts"]["accel_boot_state"]
     assert state is None or state["status"] == "unknown", state
     assert_secret_absent(result)
+
+
+@pytest.mark.parametrize("text", ["[" * 100000, '{"address": ' * 50000, "1" * 5000])
+def test_a_state_file_nested_without_end_or_of_huge_numbers_is_refused_by_name(tmp_path, text):
+    root = build_root("vgpu-l40s", str(tmp_path / "root"))
+    directory = os.path.join(root, "etc/accel-openstack/sriov")
+    os.makedirs(directory)
+    with open(os.path.join(directory, f"{L40S}.json"), "w") as handle:
+        handle.write(text)
+    with pytest.raises(gpu_restore.RestoreError, match=f"state file /etc/accel-openstack/sriov/{L40S}.json"):
+        gpu_restore.restore(root, timeout=1)
