@@ -1,6 +1,7 @@
 """What the GPU-sharing stage leaves on each Debian root, and what four boots under the systemd double did
 (reboot.yml): read from inside each root through the chroot."""
 
+import hashlib
 import json
 import os
 
@@ -21,12 +22,25 @@ SERVICES = {
 }
 
 
+# One read per root, from inside it (files/collect.py, installed at create): every file, link and command
+# output the tests below look at.
+COLLECT = "/usr/bin/python3 /usr/local/bin/collect-state"
+_SEEN = {}
+
+
+def _root(host):
+    name = host.backend.get_hostname()
+    if name not in _SEEN:
+        _SEEN[name] = json.loads(host.check_output(COLLECT))
+    return _SEEN[name]
+
+
 def _name(host):
     return host.backend.get_hostname()
 
 
 def _json(host, path):
-    return json.loads(host.file(path).content_string)
+    return json.loads(_root(host)["files"][path])
 
 
 def _boot(host, n):
@@ -37,7 +51,7 @@ def _boot(host, n):
 
 def _unit_lines(host, path):
     return dict(
-        line.split("=", 1) for line in host.file(path).content_string.splitlines() if "=" in line and line[0] != "#"
+        line.split("=", 1) for line in _root(host)["files"][path].splitlines() if "=" in line and line[0] != "#"
     )
 
 
@@ -50,12 +64,10 @@ def test_the_unit_target_drop_ins_and_links_are_installed(host):
         drop_in = _unit_lines(host, f"{SYSTEMD}/{service}.d/accel-openstack-ready.conf")
         assert drop_in == {"Requires": TARGET, "After": TARGET}
     for name in (UNIT, TARGET):
-        link = host.file(f"{SYSTEMD}/multi-user.target.wants/{name}")
-        assert link.is_symlink and link.linked_to == f"{SYSTEMD}/{name}"
-    installed = host.file("/usr/local/libexec/accel-openstack/gpu_restore.py").content_string
-    with open(os.path.join(REPO, "plugins/module_utils/_host/gpu_restore.py")) as handle:
-        assert installed == handle.read()
-    assert host.run("/usr/bin/python3 /usr/local/libexec/accel-openstack/gpu-restore --help").rc == 0
+        assert _root(host)["links"][f"{SYSTEMD}/multi-user.target.wants/{name}"] == f"{SYSTEMD}/{name}"
+    with open(os.path.join(REPO, "plugins/module_utils/_host/gpu_restore.py"), "rb") as handle:
+        assert _root(host)["sha256"] == hashlib.sha256(handle.read()).hexdigest()
+    assert _root(host)["help_rc"] == 0
 
 
 def test_state_files_say_what_was_applied(host):
@@ -102,7 +114,7 @@ def test_boot_3_failed_kept_the_services_stopped_and_said_why(host):
 
 
 def test_the_services_started_only_on_restored_hosts(host):
-    started = [json.loads(line) for line in host.file("/var/log/stand-in.jsonl").content_string.splitlines()]
+    started = [json.loads(line) for line in _root(host)["files"]["/var/log/stand-in.jsonl"].splitlines()]
     services = SERVICES[_name(host)]
     boots_ok = 4 if _name(host) == "l40s" else 3  # boot 3 of the A100 kept them stopped
     assert [s["unit"] for s in started] == list(services) * boots_ok
@@ -113,19 +125,17 @@ def test_the_services_started_only_on_restored_hosts(host):
 
 def test_after_boot_4_the_host_is_as_recorded(host):
     assert _json(host, "/var/log/fake-systemd/state-after-boot-4.json")["status"] == "ok"
+    files = _root(host)["files"]
     if _name(host) == "l40s":
         for pf in L40S:
-            assert host.file(f"/sys/bus/pci/devices/{pf}/sriov_numvfs").content_string.strip() == "6"
-            types = [
-                host.file(f"/sys/bus/pci/devices/{pf}/virtfn{i}/nvidia/current_vgpu_type").content_string.strip()
-                for i in range(6)
-            ]
+            assert files[f"/sys/bus/pci/devices/{pf}/sriov_numvfs"].strip() == "6"
+            vfs = [vf for _index, vf in sorted(_root(host)["virtfn"][pf])]
+            types = [files[f"/sys/bus/pci/devices/{vf}/nvidia/current_vgpu_type"].strip() for vf in vfs]
             assert types == ["1160", "1160", "1160", "0", "0", "0"]
         return
-    assert "<current_mig>Enabled</current_mig>" in host.check_output("nvidia-smi -q -x")
-    listed = host.check_output("nvidia-smi mig -lgi -i 00000000:41:00.0")
+    assert "<current_mig>Enabled</current_mig>" in _root(host)["smi_q"]
+    listed = _root(host)["smi_lgi"]
     assert listed.count("MIG 3g.20gb") == 2 and "0:4" in listed and "4:4" in listed
-    mdev = f"/sys/bus/mdev/devices/{INSTANCE_MDEV}"
-    assert host.file(mdev).exists
-    assert os.path.basename(host.file(f"{mdev}/mdev_type").linked_to) == "nvidia-476"
-    assert A100_VF in host.check_output(f"readlink -f {mdev}")
+    assert files[f"/sys/bus/pci/devices/{A100}/sriov_numvfs"].strip() == "4"
+    assert os.path.basename(_root(host)["links"][f"/sys/bus/mdev/devices/{INSTANCE_MDEV}/mdev_type"]) == "nvidia-476"
+    assert f"/{A100_VF}/{INSTANCE_MDEV}" in _root(host)["mdevs"][INSTANCE_MDEV]
