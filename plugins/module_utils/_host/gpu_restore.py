@@ -72,6 +72,7 @@ MAX_MIG_SLICES = 8  # a MIG GPU has at most 8 slices: instance starts 0..7, at m
 MAX_MIG_PROFILE_ID = 0xFF
 MAX_TIMEOUT = 3600.0  # one readiness wait
 MAX_DEADLINE = 86400.0  # the whole run
+SMI_INTERVAL = 0.5  # seconds between two nvidia-smi calls while waiting (each call starts the tool)
 MAX_DIGITS = 12  # a number in sysfs or nvidia-smi's output longer than this is not one the hardware gives
 STATE_KINDS = ("sriov", "vgpu", "mig")
 
@@ -569,7 +570,11 @@ def enable_mig_mode(state: dict, run, timeout: float, deadline: Deadline | None 
     """MIG mode on for a GPU whose record needs it: set it, and reset the GPU where it allows one."""
     address, bus = state["address"], smi_bus_id(state["address"])
     mode = wait_for(
-        lambda: mig_mode(run, address), timeout, f"nvidia-smi to list GPU {address} (driver loaded)", deadline=deadline
+        lambda: mig_mode(run, address),
+        timeout,
+        f"nvidia-smi to list GPU {address} (driver loaded)",
+        interval=SMI_INTERVAL,
+        deadline=deadline,
     )
     if mode[0] == "Enabled":
         return f"{address}: MIG mode on"
@@ -593,6 +598,7 @@ def enable_mig_mode(state: dict, run, timeout: float, deadline: Deadline | None 
         lambda: (mig_mode(run, address) or ("", ""))[0] == "Enabled",
         timeout,
         f"MIG mode on GPU {address} after its reset",
+        interval=SMI_INTERVAL,
         deadline=deadline,
     )
     return f"{address}: MIG mode turned back on (GPU reset)"
@@ -605,6 +611,7 @@ def restore_mig(state: dict, run, timeout: float, deadline: Deadline | None = No
         lambda: (gpu_instances(run, state["address"]),),  # a one-item tuple: [] (no instances) is an answer
         timeout,
         f"nvidia-smi to list the GPU instances of {state['address']} (MIG mode on)",
+        interval=SMI_INTERVAL,
         deadline=deadline,
     )[0]
     if current is None:
