@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.gpu_sharing import host_plan
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     HostInput,
@@ -22,6 +21,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.providers im
     nova_providers,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+from ansible_collections.accel.openstack.plugins.module_utils._nova.sharing_plan import host_plan
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 
 

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host import mig_profiles, nvidia_smi
+from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, mig_profiles, nvidia_smi
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
@@ -262,6 +262,10 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
             commands.append(create_command(address, desired))
     elif gpu.mode_current != "enabled" and desired:
         commands.append(create_command(address, desired))  # after the reset (the boot unit runs it)
+    document = state_document(address, desired)
+    problems = gpu_restore.state_problems("mig", f"{address}.json", json.loads(document))
+    if problems:  # the boot unit would refuse this file: never store it
+        raise MigError(f"address {address}: {'; '.join(problems)}; the boot unit could not restore this layout")
     before = host.read_text(state_path(address))
     return MigPlan(
         address,
@@ -273,7 +277,7 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
         instances_change,
         commands,
         before,
-        state_document(address, desired),
+        document,
         live=run is not None,
     )
 

@@ -374,6 +374,57 @@ class HostRoot:
         except OSError as exc:
             raise HostRootError(f"{host_path}: writing {value!r} failed ({exc.strerror or exc})") from exc
 
+    def make_dirs(self, host_path: str) -> str:
+        """Make the directory ``host_path`` (and its parents) inside the root; returns its real path.
+
+        Every existing link on the path is followed inside the root, so the directories are made where
+        the host itself would make them, never outside the root.
+        """
+        real = self.path(host_path)
+        try:
+            os.makedirs(real, mode=0o755, exist_ok=True)
+        except OSError as exc:
+            raise HostRootError(
+                f"{host_path}: cannot create the directory ({exc.strerror or exc}); a file in the way must be moved"
+            ) from exc
+        if not self._inside(os.path.realpath(real)):  # a link swapped in while it was made
+            raise HostRootError(f"{host_path}: resolves outside the root {self.root}; not made")
+        if not os.path.isdir(real):
+            raise HostRootError(f"{host_path}: is not a directory; move it away")
+        return real
+
+    def symlink(self, host_path: str, target: str) -> bool:
+        """Make ``host_path`` a symbolic link to ``target`` (as ``ln -sfn`` would, atomically); True when changed.
+
+        The link's directory is resolved inside the root (made when missing); an existing link there is
+        replaced, a file or directory is refused. ``target`` is written as given: the host resolves it.
+        """
+        parts = [p for p in host_path.split("/") if p and p != "."]
+        if not parts or parts[-1] == "..":
+            raise HostRootError(f"{host_path}: names no link under the root; give a link's path")
+        directory = self.make_dirs("/" + "/".join(parts[:-1]))
+        real = os.path.join(directory, parts[-1])
+        try:
+            info = os.lstat(real)
+        except FileNotFoundError:
+            info = None
+        if info is not None:
+            if not stat.S_ISLNK(info.st_mode):
+                raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}; refusing to replace it with a link")
+            if os.readlink(real) == target:
+                return False
+        temp = os.path.join(directory, f".accel-link-{os.getpid()}-{parts[-1]}"[:255])
+        try:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+            os.symlink(target, temp)
+            os.replace(temp, real)
+        except OSError as exc:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+            raise HostRootError(f"{host_path}: cannot make the link ({exc.strerror or exc})") from exc
+        return True
+
     def remove(self, host_path: str) -> bool:
         """Delete the entry ``host_path`` (a link itself, not its target); True when it was there."""
         directory, name = self.parent_path(host_path)
