@@ -1,0 +1,171 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Nova configuration a cloud runs today, read (never written) from a host's root.
+
+Two layouts, as the nova_config stage writes them:
+
+``kolla``: the operator's override files under ``config_dir`` (``/etc/kolla/config``) merged in
+Kolla-Ansible's precedence, per service and host: ``global.conf``, ``nova.conf``,
+``nova/nova-<service>.conf``, ``nova/<host>/nova.conf``, and for the nova-cell services (compute,
+conductor) ``nova/<host>/nova-<service>.conf``. As Kolla-Ansible's ``merge_configs`` does, a key in a
+later file replaces the whole list from earlier files, and a key repeated within one file accumulates.
+Kolla renders every source as Jinja first: values that still hold a template expression are listed
+in ``templated`` (the audit cannot evaluate them) and kept as written.
+
+``nova_conf_d``: ``nova.conf`` then every ``*.conf`` of the ``nova.conf.d`` directory in name order,
+as oslo.config reads ``--config-file`` and ``--config-dir``: a multi-valued option (``[pci]
+device_spec``, its deprecated name ``passthrough_whitelist``, ``[pci] alias``) accumulates over all
+files, any other option takes its value from the last file that sets it.
+
+In both layouts ``[pci] passthrough_whitelist`` is joined to ``device_spec`` the way oslo.config joins
+a deprecated name to its option, so the result is what Nova's parsers see.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniConfig
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import component_problem
+
+SERVICES = ("compute", "api", "scheduler", "conductor")
+CELL_SERVICES = ("compute", "conductor")
+# oslo.config MultiStrOpt options Nova registers among the sections the collection reads.
+MULTI_VALUED = {("pci", "device_spec"), ("pci", "passthrough_whitelist"), ("pci", "alias")}
+MAX_CONF_D_FILES = 256
+TEMPLATE_MARKS = ("{{", "{%")
+
+
+class DeployedConfigError(AccelError):
+    """Options that do not name readable configuration; the message names the option."""
+
+
+def parse_ini(text: str) -> IniConfig:
+    """Every key a file sets, values in order, a key repeated within the file accumulated."""
+    config: IniConfig = {}
+    section = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+            continue
+        key, sep, value = stripped.partition("=")
+        if section is None or not sep:
+            continue
+        config.setdefault(section, {}).setdefault(key.strip(), []).append(value.strip())
+    return config
+
+
+def _join_deprecated(config: IniConfig) -> IniConfig:
+    """``[pci] passthrough_whitelist`` joined to ``device_spec`` (the whitelist's entries first)."""
+    pci = config.get("pci")
+    if pci and "passthrough_whitelist" in pci:
+        pci = dict(pci)
+        pci["device_spec"] = list(pci.pop("passthrough_whitelist")) + list(pci.get("device_spec") or [])
+        config = {**config, "pci": pci}
+    return config
+
+
+def kolla_sources(config_dir: str, service: str, host: str) -> list[str]:
+    """The override files Kolla-Ansible merges for one service on one host, lowest precedence first."""
+    base = config_dir.rstrip("/")
+    files = [f"{base}/global.conf", f"{base}/nova.conf", f"{base}/nova/nova-{service}.conf"]
+    files.append(f"{base}/nova/{host}/nova.conf")
+    if service in CELL_SERVICES:
+        files.append(f"{base}/nova/{host}/nova-{service}.conf")
+    return files
+
+
+def merge_kolla(texts: list[str]) -> IniConfig:
+    """Kolla-Ansible's merge_configs: a later file's key replaces the earlier list."""
+    merged: IniConfig = {}
+    for text in texts:
+        for section, keys in _join_deprecated(parse_ini(text)).items():
+            target = merged.setdefault(section, {})
+            for key, values in keys.items():
+                target[key] = list(values)
+    return merged
+
+
+def merge_oslo(texts: list[str]) -> IniConfig:
+    """oslo.config over several files: multi-valued options accumulate, others take the last value."""
+    merged: IniConfig = {}
+    for text in texts:
+        for section, keys in _join_deprecated(parse_ini(text)).items():
+            target = merged.setdefault(section, {})
+            for key, values in keys.items():
+                if (section, key) in MULTI_VALUED:
+                    target.setdefault(key, []).extend(values)
+                else:
+                    target[key] = [values[-1]]
+    return merged
+
+
+def templated(config: IniConfig) -> list[str]:
+    """``section.key`` of every value that still holds a Jinja expression."""
+    return sorted(
+        f"{section}.{key}"
+        for section, keys in config.items()
+        for key, values in keys.items()
+        if any(mark in value for value in values for mark in TEMPLATE_MARKS)
+    )
+
+
+def _read(root: HostRoot, paths: list[str]) -> tuple[list[str], list[str]]:
+    texts, found = [], []
+    for path in paths:
+        text = root.read_text(path)
+        if text is not None:
+            texts.append(text)
+            found.append(path)
+    return texts, found
+
+
+def _check_host(name: object, option: str) -> str:
+    problem = component_problem(name)
+    if problem:
+        raise DeployedConfigError(f"{option} {name!r} {problem}; give the inventory hostname")
+    return str(name)
+
+
+def read_kolla(root: HostRoot, config_dir: str, hosts: dict[str, list[str]]) -> dict:
+    """``{host: {"services": {service: IniConfig}, "sources": {service: [paths]}}}`` for the kolla layout.
+
+    ``hosts`` maps each inventory hostname to the services it runs.
+    """
+    result: dict = {}
+    for host, services in hosts.items():
+        name = _check_host(host, "hosts")
+        entry: dict = {"services": {}, "sources": {}}
+        for service in services:
+            if service not in SERVICES:
+                raise DeployedConfigError(f"host {name}: service {service!r} is not one of {', '.join(SERVICES)}")
+            texts, found = _read(root, kolla_sources(config_dir, service, name))
+            entry["services"][service] = merge_kolla(texts)
+            entry["sources"][service] = found
+        result[name] = entry
+    return result
+
+
+def read_nova_conf_d(root: HostRoot, nova_conf: str, conf_d: str, host: str, services: list[str]) -> dict:
+    """The same shape as :func:`read_kolla` for one host of the nova_conf_d layout (one config for all
+    the services it runs)."""
+    name = _check_host(host, "host")
+    names = sorted(n for n in root.listdir(conf_d, limit=MAX_CONF_D_FILES + 1) if n.endswith(".conf"))
+    if len(names) > MAX_CONF_D_FILES:
+        raise DeployedConfigError(
+            f"{conf_d} holds more than {MAX_CONF_D_FILES} .conf files; that is not a Nova config directory"
+        )
+    texts, found = _read(root, [nova_conf] + [f"{conf_d.rstrip('/')}/{n}" for n in names])
+    config = merge_oslo(texts)
+    for service in services:
+        if service not in SERVICES:
+            raise DeployedConfigError(f"host {name}: service {service!r} is not one of {', '.join(SERVICES)}")
+    return {
+        name: {
+            "services": {service: config for service in services},
+            "sources": {service: list(found) for service in services},
+        }
+    }
