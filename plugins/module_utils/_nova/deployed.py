@@ -23,10 +23,13 @@ a deprecated name to its option, so the result is what Nova's parsers see.
 
 from __future__ import annotations
 
+import json
+
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniConfig
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import component_problem
+from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern
 
 SERVICES = ("compute", "api", "scheduler", "conductor")
 CELL_SERVICES = ("compute", "conductor")
@@ -169,3 +172,68 @@ def read_nova_conf_d(root: HostRoot, nova_conf: str, conf_d: str, host: str, ser
             "sources": {service: list(found) for service in services},
         }
     }
+
+
+# -- what a deployed config does --------------------------------------------------------------------
+def json_objects(value: str) -> list[dict] | None:
+    """The objects one device_spec or alias value holds (Nova takes an object or a list); None if unreadable."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    parsed = parsed if isinstance(parsed, list) else [parsed]
+    return parsed if all(isinstance(p, dict) for p in parsed) else None
+
+
+def values(config: dict, section: str, key: str) -> list[str]:
+    found = ((config or {}).get(section) or {}).get(key) or []
+    return [found] if isinstance(found, str) else [v for v in found if isinstance(v, str)]
+
+
+def is_true(config: dict, section: str, key: str) -> bool:
+    found = values(config, section, key)
+    return bool(found) and found[-1].strip().lower() in ("true", "yes", "on", "1")
+
+
+def _spec_matches(spec: dict, device: dict, physical_functions: frozenset) -> bool:
+    for key in ("vendor_id", "product_id"):
+        wanted = spec.get(key)
+        if wanted not in (None, "*") and str(wanted).lower() != device.get(key):
+            return False
+    if "address" in spec:
+        try:
+            pattern = address_pattern.parse(spec["address"])
+        except address_pattern.AddressPatternError:
+            return False
+        return pattern.matches(device["address"], device.get("physfn"), physical_functions)
+    return "devname" not in spec
+
+
+def claims(config: dict, devices: list[dict]) -> dict[str, dict]:
+    """``{address: tags}`` of every device ``[pci] device_spec`` claims, the first matching spec winning
+    (as Nova's whitelist does); tags are the spec's keys other than what it matches on."""
+    specs = [s for v in values(config, "pci", "device_spec") for s in (json_objects(v) or [])]
+    pfs = frozenset(d["physfn"] for d in devices if d.get("physfn"))
+    found: dict[str, dict] = {}
+    for device in devices:
+        for spec in specs:
+            if _spec_matches(spec, device, pfs):
+                found[device["address"]] = {
+                    k: v for k, v in spec.items() if k not in ("vendor_id", "product_id", "address")
+                }
+                break
+    return found
+
+
+def mdev_types(config: dict) -> list[tuple[str, list[str], str | None]]:
+    """``[(type, device_addresses, mdev_class)]`` of ``[devices] enabled_mdev_types``, in order."""
+    found = []
+    for text in values(config, "devices", "enabled_mdev_types"):
+        for name in (t.strip() for t in text.split(",")):
+            if not name:
+                continue
+            section = f"mdev_{name}"
+            addresses = [a.strip() for v in values(config, section, "device_addresses") for a in v.split(",")]
+            mdev_class = (values(config, section, "mdev_class") or [None])[-1]
+            found.append((name, [a for a in addresses if a], mdev_class))
+    return found
