@@ -237,3 +237,38 @@ def mdev_types(config: dict) -> list[tuple[str, list[str], str | None]]:
             mdev_class = (values(config, section, "mdev_class") or [None])[-1]
             found.append((name, [a for a in addresses if a], mdev_class))
     return found
+
+
+def read_configs(root: HostRoot, params: dict) -> dict:
+    """The ``nova_config_info`` module's answer: ``{deployed, sources, templated}``."""
+    layout = params.get("layout") or "kolla"
+    hosts = {}
+    given = list(params.get("hosts") or [])
+    given += [{"name": n, "services": ["compute"]} for n in params.get("compute_hosts") or []]
+    given += [{"name": n, "services": ["api", "scheduler", "conductor"]} for n in params.get("control_hosts") or []]
+    if not given:
+        raise DeployedConfigError("no host to read for: give hosts, compute_hosts or control_hosts")
+    for index, item in enumerate(given, start=1):
+        name = _check_host(item.get("name"), f"hosts[{index}].name")
+        if name in hosts:
+            raise DeployedConfigError(f"hosts[{index}]: {name} is given twice; list each host once")
+        hosts[name] = list(item.get("services") or ["compute"])
+    if layout == "kolla":
+        found = read_kolla(root, params.get("config_dir") or "/etc/kolla/config", hosts)
+    elif layout == "nova_conf_d":
+        if len(hosts) != 1:
+            raise DeployedConfigError("layout nova_conf_d reads one host's files: give exactly one host in hosts")
+        ((name, services),) = hosts.items()
+        found = read_nova_conf_d(
+            root, params.get("nova_conf") or "/etc/nova/nova.conf", params.get("config_dir") or "/etc/nova/nova.conf.d",
+            name, services,
+        )  # fmt: skip
+    else:
+        raise DeployedConfigError(f"layout {layout!r} is not one of kolla, nova_conf_d")
+    return {
+        "deployed": {h: e["services"] for h, e in found.items()},
+        "sources": {h: e["sources"] for h, e in found.items()},
+        "templated": sorted(
+            f"{h}/{s} {key}" for h, e in found.items() for s, c in e["services"].items() for key in templated(c)
+        ),
+    }
