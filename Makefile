@@ -147,4 +147,7 @@ benchmark-solver: venv placement-venv collection
 benchmark-flavor-fit: venv collection
 	$(BIN)/python benchmarks/bench_flavor_fit.py
 
-benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit
+benchmark-audit: venv collection
+	$(BIN)/python benchmarks/bench_audit.py
+
+benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit benchmark-audit
