@@ -37,7 +37,8 @@ from tests.support.fake_sysfs import build_root  # noqa: E402
 POLICY = [
     {"name": "h100", "vendor_id": "10de", "product_id": "2330", "mode": "passthrough",
      "resource_class": "CUSTOM_NVIDIA_H100"},
-    {"name": "t4", "vendor_id": "10de", "product_id": "1eb8", "mode": "passthrough", "resource_class": "CUSTOM_NVIDIA_T4"},
+    {"name": "t4", "vendor_id": "10de", "product_id": "1eb8", "mode": "passthrough",
+     "resource_class": "CUSTOM_NVIDIA_T4"},
     {"name": "a16-4q", "vendor_id": "10de", "product_id": "25b6", "mode": "vgpu", "mdev_type": "nvidia-735",
      "mdev_class": "CUSTOM_VGPU_A16_4Q"},
 ]  # fmt: skip

@@ -26,7 +26,9 @@ FILES = {
     "nova.conf": f"[pci]\ndevice_spec = {SPEC_X}\n",
     "nova/nova-compute.conf": f"[pci]\ndevice_spec = {SPEC_Y}\ndevice_spec = {SPEC_X}\n",
     "nova/gpu-1/nova.conf": "[pci]\nreport_in_placement = true\n[devices]\nenabled_mdev_types = nvidia-735\n",
-    "nova/gpu-1/nova-compute.conf": f"[pci]\nalias = {A}\nalias = {B}\n[mdev_nvidia-735]\ndevice_addresses = 0000:84:00.4\n",
+    "nova/gpu-1/nova-compute.conf": (
+        f"[pci]\nalias = {A}\nalias = {B}\n[mdev_nvidia-735]\ndevice_addresses = 0000:84:00.4\n"
+    ),
     "nova/nova-api.conf": f"[pci]\nalias = {B}\n[filter_scheduler]\npci_in_placement = true\n",
     "nova/nova-scheduler.conf": "[filter_scheduler]\npci_in_placement = true\n",
     "nova/ctl-1/nova.conf": "[pci]\nalias = {}\n",
