@@ -7,7 +7,7 @@ from __future__ import annotations
 from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import adopt
 from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import values
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.audit.cloud import audit_cloud
+from ansible_collections.accel.openstack.plugins.plugin_utils.audit.cloud import AuditInputError, audit_cloud
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import reached, tables
 
 
@@ -34,7 +34,10 @@ def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findin
         check("audit_cloud", name, options.get(name), "mapping", optional=True)
     unknown = sorted(set(options) - {"hypervisor_hostnames", "flavor_options"})
     if unknown:
-        check("audit_cloud", unknown[0], None, "mapping")
+        raise AuditInputError(
+            f"audit_cloud: unknown option(s) {', '.join(unknown)}; known: flavors, policy, extra_findings, "
+            "hypervisor_hostnames, flavor_options"
+        )
     return audit_cloud(hosts, deployed, fleet, list(flavors), policy, extra, **options)
 
 

@@ -259,3 +259,33 @@ def test_fail_on_and_tables():
 def test_bad_input_is_named(args, word):
     with pytest.raises((AuditInputError, ValueError), match=word):
         audit_cloud(*args)
+
+
+# -- the filters -----------------------------------------------------------------------------------
+def test_filters_wrap_the_domain_and_name_bad_arguments(healthy):
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.accel.openstack.plugins.filter.audit import FilterModule
+
+    filters = FilterModule().filters()
+    adopted = filters["device_policy_from_nova"](healthy["deployed"], facts=healthy["hosts"])
+    assert {e["name"] for e in adopted["accel_device_policy"]} >= {"t4"}
+    assert adopted["accel_nova_report_in_placement"] is True
+    result = filters["audit_cloud"](healthy["hosts"], healthy["deployed"], healthy["fleet"], flavors=healthy["flavors"])
+    assert not filters["audit_reached"](result["findings"], "warning")
+    assert filters["audit_tables"](result["findings"]).keys() <= {"nova"}
+    with pytest.raises(AnsibleFilterError, match="fleet"):
+        filters["audit_cloud"](healthy["hosts"], healthy["deployed"], "not a snapshot")
+    with pytest.raises(AnsibleFilterError, match="deployed"):
+        filters["device_policy_from_nova"](["not", "a", "mapping"])
+    with pytest.raises(AnsibleFilterError, match="surprise"):
+        filters["audit_cloud"](healthy["hosts"], healthy["deployed"], healthy["fleet"], surprise=1)
+
+
+def test_adoption_lists_hosts_that_have_the_devices_but_not_the_spec(healthy):
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import adopt
+
+    configs = {"t4-01": healthy["deployed"]["t4-01"]["compute"], "t4-02": {}}
+    facts = {"t4-01": healthy["hosts"]["t4-01"], "t4-02": healthy["hosts"]["t4-01"]}
+    adopted = adopt(configs, facts)
+    assert any("not on t4-02" in u["reason"] for u in adopted["unexpressed"]), adopted["unexpressed"]
