@@ -38,6 +38,7 @@ TAG_KEYS = ("resource_class", "traits", "managed", "physical_network", *BOOL_TAG
 ALIAS_KEYS = ("name", "vendor_id", "product_id", "device_type", "numa_policy", "resource_class", "traits")
 TRUE = ("true", "yes", "on", "1", "y", "t")
 MAX_VALUES = 4096  # device_spec or alias values read from one host's config
+NOTHING = {"vendor_id": "ffff", "product_id": "ffff"}  # matches no device (the kolla layout's placeholder)
 
 
 class AdoptError(AccelError, ValueError):
@@ -95,7 +96,9 @@ class _Adoption:
 
     def note(self, host: str | None, where: str, value: object, reason: str) -> None:
         text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-        self.unexpressed.append({"host": host, "where": where, "value": text, "reason": reason})
+        item = {"host": host, "where": where, "value": text, "reason": reason}
+        if item not in self.unexpressed:
+            self.unexpressed.append(item)
 
     # -- aliases -----------------------------------------------------------------------------------
     def aliases(self) -> list[dict]:
@@ -158,6 +161,8 @@ class _Adoption:
         for item in self.specs().values():
             spec, hosts = item["spec"], item["hosts"]
             host = hosts[0] if len(hosts) == 1 else None
+            if {k: str(v).lower() for k, v in spec.items()} == NOTHING:
+                continue  # PCI's reserved vendor: the kolla layout's "no device here", which no policy entry needs
             if "devname" in spec:
                 self.note(host, "pci.device_spec", spec, "devname has no device policy key; name the device by address")
                 continue

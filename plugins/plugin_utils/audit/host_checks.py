@@ -64,7 +64,8 @@ def check_host(cloud, host: str) -> list[dict]:
                     f"{address} ({device.get('product_name') or device.get('product_id')}) is handed out for "
                     f"passthrough but bound to {device.get('driver') or 'no driver'}"
                     + (" and device_spec says managed: no, so libvirt will not rebind it" if unmanaged else ""),
-                    f"bind it to vfio-pci at boot (vfio-pci.ids, driver blacklist): {PREPARE}",
+                    f"bind it to vfio-pci at boot (vfio-pci.ids, driver blacklist): {PREPARE}, then reboot it "
+                    "(accel_reboot: allowed) if the stage has already set that up",
                     severity="error" if unmanaged else None,
                 )
             )

@@ -289,3 +289,16 @@ def test_adoption_lists_hosts_that_have_the_devices_but_not_the_spec(healthy):
     facts = {"t4-01": healthy["hosts"]["t4-01"], "t4-02": healthy["hosts"]["t4-01"]}
     adopted = adopt(configs, facts)
     assert any("not on t4-02" in u["reason"] for u in adopted["unexpressed"]), adopted["unexpressed"]
+
+
+def test_adoption_skips_the_kolla_placeholder_and_lists_each_note_once(healthy):
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import adopt
+
+    placeholder = {"pci": {"device_spec": ['{"vendor_id": "ffff", "product_id": "ffff"}']}}
+    assert adopt({"mig-01": placeholder}, {"mig-01": healthy["hosts"]["mig-01"]}) == {
+        "accel_device_policy": [],
+        "accel_nova_report_in_placement": False,
+        "unexpressed": [],
+    }
+    twice = {"pci": {"device_spec": ['{"devname": "eth0"}', '[{"devname": "eth0"}]']}}
+    assert len(adopt({"h": twice}, {"h": {}})["unexpressed"]) == 1
