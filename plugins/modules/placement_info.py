@@ -13,7 +13,7 @@ description:
   - Reads the provider list once, then per provider its inventories, aggregates and (when it has
     inventories) usages; traits come from one filtered list per trait in use when that is fewer calls.
   - The snapshot also lists every custom resource class and custom trait that exists in Placement, used
-    by a provider or not (RV(fleet.resource_classes), RV(fleet.traits)): the solver answers a query for
+    by a provider or not (RV(fleet.resource_classes), RV(fleet.traits)). The solver answers a query for
     such a name with no candidate, as Placement does, instead of refusing an unknown name.
 version_added: 1.0.0
 author:

@@ -258,7 +258,7 @@ def read_configs(root: HostRoot, params: dict) -> dict:
     elif layout == "nova_conf_d":
         if len(hosts) != 1:
             raise DeployedConfigError("layout nova_conf_d reads one host's files: give exactly one host in hosts")
-        ((name, services),) = hosts.items()
+        name, services = next(iter(hosts.items()))
         found = read_nova_conf_d(
             root, params.get("nova_conf") or "/etc/nova/nova.conf", params.get("config_dir") or "/etc/nova/nova.conf.d",
             name, services,
