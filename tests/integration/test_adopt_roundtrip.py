@@ -125,6 +125,20 @@ CASES = {
         [],
         ["Nova ignores mdev_class", "Nova uses only the first type"],
     ),
+    # The charm guide's form: several specs as one JSON list in one value, the deprecated option name.
+    "charm-guide-json-list": (
+        "nic",
+        {
+            "pci": {
+                "passthrough_whitelist": (
+                    '[{"vendor_id": "15b3", "product_id": "101e", "physical_network": "physnet1"}, '
+                    '{"vendor_id": "15b3", "product_id": "101d", "address": "0000:3b:00.1"}]'
+                )
+            }
+        },
+        [{"vendor_id": "15b3", "product_id": "101d", "device_type": "type-PF", "name": "cx6-pf"}],
+        [],
+    ),
     # devname cannot be said by a policy: listed, not dropped.
     "devname": (
         "nic",
