@@ -92,6 +92,18 @@ def changed_tasks(report: dict) -> set[str]:
     }
 
 
+def failures(report: dict) -> str:
+    """What failed, for the assertion message (the json callback keeps it in the task results)."""
+    found = [
+        f"{task['task']['name']}: {result.get('msg')}"
+        for play in report.get("plays", [])
+        for task in play["tasks"]
+        for result in task["hosts"].values()
+        if result.get("failed")
+    ]
+    return "\n".join(found) or (report["stderr"][-3000:] + report["stdout"][-3000:])
+
+
 def read(cloud, name: str) -> str:
     with open(os.path.join(cloud["top"], "out", name)) as handle:
         return handle.read()
@@ -108,7 +120,7 @@ def state(cloud, placement) -> tuple:
 def test_audit_in_check_mode_changes_nothing_and_reports_a_healthy_cloud(cloud, placement):
     before = state(cloud, placement)
     report = run_playbook("playbooks/audit.yml", cloud["inventory"], check=True)
-    assert report["rc"] == 0, report["stderr"][-3000:] + report["stdout"][-3000:]
+    assert report["rc"] == 0, failures(report)
     assert state(cloud, placement) == before
     assert changed_tasks(report) <= REPORT_TASKS
     written = json.loads(read(cloud, "accel-audit.json"))
@@ -154,3 +166,27 @@ def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):
     assert any("provider_orphaned" in line for line in shown["msg"]["placement"])
     (failed,) = task_results(report, "Fail when a finding reaches accel_audit_fail_on").values()
     assert failed.get("failed") and "fails at error" in failed["msg"]
+
+
+def test_audit_reads_nova_conf_d_on_each_host(cloud, placement, tmp_path):
+    """The nova_conf_d layout: each host's nova.conf and nova.conf.d, read under its root."""
+    from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+
+    healthy = cloud["healthy"]
+    for host in world.PROFILES:
+        conf_d = os.path.join(healthy["roots"][host], "etc", "nova", "nova.conf.d")
+        os.makedirs(conf_d, exist_ok=True)
+        with open(os.path.join(conf_d, "50-accel-openstack.conf"), "w") as handle:
+            handle.write(render_text(healthy["deployed"][host]["compute"]))
+    with open(cloud["inventory"]) as handle:
+        inventory = yaml.safe_load(handle)
+    inventory["all"]["vars"].update(accel_nova_layout="nova_conf_d", accel_audit_report=str(tmp_path / "conf-d.json"))
+    path = tmp_path / "conf-d.yml"
+    path.write_text(yaml.safe_dump(inventory))
+    before = state(cloud, placement)
+    report = run_playbook("playbooks/audit.yml", str(path), check=True)
+    assert report["rc"] == 0, failures(report)
+    assert state(cloud, placement) == before
+    written = json.loads((tmp_path / "conf-d.json").read_text())
+    assert [f for f in written["findings"] if f["severity"] != "info"] == []
+    assert {e["name"] for e in written["adopted"]["accel_device_policy"]} >= {"t4"}

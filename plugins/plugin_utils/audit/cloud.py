@@ -35,6 +35,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.audit import (
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import checked, counts, finding, ordered
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import parse_aliases
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
+from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import pci_pools
 
 MAX_HOSTS = 100000
 
@@ -128,6 +129,18 @@ class Cloud:
             if record["uuid"] == root:
                 return self._host_by_nodename.get(name, name)
         return None
+
+    def flavor_fleet(self) -> dict:
+        """The snapshot with each compute node's PCI pools, as nova-compute reports them to the scheduler
+        (Placement does not hold them; Nova's PciPassthroughFilter reads them)."""
+        records = []
+        for record in self.fleet.get("resource_providers") or []:
+            host = self._host_by_nodename.get(record.get("name"))
+            if not record.get("parent_provider_uuid") and host in self.compute_hosts and "pci_pools" not in record:
+                record = dict(record, pci_pools=pci_pools(self.nodename(host), self.hosts.get(host) or {},
+                                                          self.host_policy(host)))  # fmt: skip
+            records.append(record)
+        return {**self.fleet, "resource_providers": records}
 
     def flavor_aliases(self) -> dict[str, list[str]]:
         """``{alias name: [flavors asking it]}`` from the catalog's pci_passthrough:alias."""

@@ -16,7 +16,7 @@ def check_flavors(cloud) -> list[dict]:
     if not cloud.flavors:
         return []
     result = validate_flavors(
-        cloud.fleet,
+        cloud.flavor_fleet(),
         list(cloud.flavors),
         pci_aliases=list(cloud.aliases),
         pci_in_placement=cloud.pci_in_placement,

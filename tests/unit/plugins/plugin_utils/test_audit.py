@@ -170,7 +170,8 @@ PLANTS = {
     mig_layout_drift: ({"mig_layout_drift"}, True),
     nova_config_drift: ({"nova_config_drift"}, True),
     alias_missing_on_service: ({"alias_missing_on_service"}, True),
-    alias_conflict: ({"alias_conflict"}, True),
+    # nova-api's alias now asks a type-PF device, which no host has: the T4 flavor has no host left.
+    alias_conflict: ({"alias_conflict", "flavor_unplaceable"}, True),
     # Nova then reports VGPU where Placement still has the custom class: both are true.
     mdev_class_ignored: ({"mdev_class_ignored", "inventory_mismatch"}, False),
     pci_in_placement_partial: ({"pci_in_placement_partial"}, True),
@@ -302,3 +303,12 @@ def test_adoption_skips_the_kolla_placeholder_and_lists_each_note_once(healthy):
     }
     twice = {"pci": {"device_spec": ['{"devname": "eth0"}', '[{"devname": "eth0"}]']}}
     assert len(adopt({"h": twice}, {"h": {}})["unexpressed"]) == 1
+
+
+def test_without_pci_in_placement_the_pci_filter_reads_the_hosts_pools(healthy, tmp_path):
+    cloud = copy.deepcopy(healthy)
+    for config in cloud["deployed"][world.CONTROL].values():
+        config.get("filter_scheduler", {}).pop("pci_in_placement", None)
+    assert serious(run(cloud, use_policy=False)) == []
+    flavor_unplaceable(cloud, tmp_path)
+    assert [f["code"] for f in serious(run(cloud, use_policy=False))] == ["flavor_unplaceable"]
