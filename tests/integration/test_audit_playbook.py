@@ -2,8 +2,9 @@
 
 The healthy cloud of tests/support/audit_cloud.py is loaded into a real Placement (its providers as
 nova-compute reports them), its hosts are fake roots built from hardware profiles, and its Nova config
-lies in Kolla-Ansible's override layout. The playbook runs once with --check and once without (with a
-planted error, so that it also fails as it should); before and after each run every table of Placement's
+lies in Kolla-Ansible's override layout. The playbook runs once with --check (the nova.conf.d layout: the same
+config as files on each host) and once without (the kolla layout, with a planted error, so that it also
+fails as it should); before and after each run every table of Placement's
 database and a checksum of every file, link and mode under the roots must be the same.
 """
 
@@ -19,6 +20,7 @@ import uuid
 import pytest
 import yaml
 
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from tests.support import audit_cloud as world
 from tests.support.ansible_runner import run_playbook, task_results
 from tests.support.placement_loader import load_fleet
@@ -53,6 +55,11 @@ def cloud(tmp_path_factory, placement):
     top = tmp_path_factory.mktemp("audit")
     healthy = world.healthy(str(top / "roots"))
     world.write_kolla(str(top / "kolla"), healthy["deployed"])
+    for host in world.PROFILES:  # the same config as nova.conf.d files on each host
+        conf_d = os.path.join(healthy["roots"][host], "etc", "nova", "nova.conf.d")
+        os.makedirs(conf_d, exist_ok=True)
+        with open(os.path.join(conf_d, "50-accel-openstack.conf"), "w") as handle:
+            handle.write(render_text(healthy["deployed"][host]["compute"]))
     load_fleet(placement, healthy["fleet"])
     hosts = {name: {"accel_root": healthy["roots"][name]} for name in world.PROFILES}
     inventory = {
@@ -118,8 +125,11 @@ def state(cloud, placement) -> tuple:
 
 
 def test_audit_in_check_mode_changes_nothing_and_reports_a_healthy_cloud(cloud, placement):
+    """The nova_conf_d layout: each host's nova.conf and nova.conf.d, read under its root."""
     before = state(cloud, placement)
-    report = run_playbook("playbooks/audit.yml", cloud["inventory"], check=True)
+    report = run_playbook(
+        "playbooks/audit.yml", cloud["inventory"], extra_vars={"accel_nova_layout": "nova_conf_d"}, check=True
+    )
     assert report["rc"] == 0, failures(report)
     assert state(cloud, placement) == before
     assert changed_tasks(report) <= REPORT_TASKS
@@ -166,27 +176,3 @@ def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):
     assert any("provider_orphaned" in line for line in shown["msg"]["placement"])
     (failed,) = task_results(report, "Fail when a finding reaches accel_audit_fail_on").values()
     assert failed.get("failed") and "fails at error" in failed["msg"]
-
-
-def test_audit_reads_nova_conf_d_on_each_host(cloud, placement, tmp_path):
-    """The nova_conf_d layout: each host's nova.conf and nova.conf.d, read under its root."""
-    from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
-
-    healthy = cloud["healthy"]
-    for host in world.PROFILES:
-        conf_d = os.path.join(healthy["roots"][host], "etc", "nova", "nova.conf.d")
-        os.makedirs(conf_d, exist_ok=True)
-        with open(os.path.join(conf_d, "50-accel-openstack.conf"), "w") as handle:
-            handle.write(render_text(healthy["deployed"][host]["compute"]))
-    with open(cloud["inventory"]) as handle:
-        inventory = yaml.safe_load(handle)
-    inventory["all"]["vars"].update(accel_nova_layout="nova_conf_d", accel_audit_report=str(tmp_path / "conf-d.json"))
-    path = tmp_path / "conf-d.yml"
-    path.write_text(yaml.safe_dump(inventory))
-    before = state(cloud, placement)
-    report = run_playbook("playbooks/audit.yml", str(path), check=True)
-    assert report["rc"] == 0, failures(report)
-    assert state(cloud, placement) == before
-    written = json.loads((tmp_path / "conf-d.json").read_text())
-    assert [f for f in written["findings"] if f["severity"] != "info"] == []
-    assert {e["name"] for e in written["adopted"]["accel_device_policy"]} >= {"t4"}
