@@ -421,11 +421,13 @@ def _report_in_placement(adoption: _Adoption) -> bool:
     return any(values.values())
 
 
-def adopt(configs: Mapping, facts: Mapping, aliases: list[str] | None = None) -> dict:
+def adopt(configs: Mapping, facts: Mapping, aliases: list[str] | None = None, check: bool = True) -> dict:
     """``configs``: ``{host: nova-compute IniConfig}``; ``facts``: ``{host: accel_* facts}``; ``aliases``:
     nova-api's ``[pci] alias`` values (default: those of the compute hosts).
 
-    Returns ``{"accel_device_policy": [...], "accel_nova_report_in_placement": bool, "unexpressed": [...]}``.
+    Returns ``{"accel_device_policy": [...], "accel_nova_report_in_placement": bool, "unexpressed": [...]}``;
+    ``check=False`` skips rendering the result once more to list what does not render (for callers that
+    parse the policy themselves).
     """
     if not isinstance(configs, Mapping) or not all(isinstance(c, Mapping) for c in configs.values()):
         raise AdoptError("configs must map each compute host to its deployed nova-compute config sections")
@@ -440,7 +442,8 @@ def adopt(configs: Mapping, facts: Mapping, aliases: list[str] | None = None) ->
     policy = []
     for entry in adoption.entries:
         policy.append({k: v for k, v in entry.items() if not k.startswith("_")})
-    _check_rendering(adoption, policy, report)
+    if check:
+        _check_rendering(adoption, policy, report)
     return {
         "accel_device_policy": policy,
         "accel_nova_report_in_placement": report,

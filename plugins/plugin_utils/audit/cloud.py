@@ -116,7 +116,9 @@ class Cloud:
     def host_policy(self, host: str) -> list:
         """The deployed nova-compute config of one host, adopted and parsed (for the prediction)."""
         if host not in self._host_policy:
-            single = adopt({host: self.compute_config(host)}, {host: self.hosts.get(host) or {}}, self.aliases or None)
+            single = adopt(
+                {host: self.compute_config(host)}, {host: self.hosts.get(host) or {}}, self.aliases or None, check=False
+            )
             try:
                 self._host_policy[host] = parse_policy(single["accel_device_policy"])
             except PolicyError:
