@@ -82,6 +82,12 @@ def vfs_missing(cloud, tmp_path):
     next(e for e in cloud["policy"] if e["name"] == "a16-4q")["sriov_numvfs"] = 8
 
 
+def vfs_missing_for_the_deployed_spec(cloud, tmp_path):
+    """The deployed device_spec names a VF of the A16's first PF beyond the four that exist."""
+    pci = cloud["deployed"]["a16-01"]["compute"].setdefault("pci", {})
+    pci["device_spec"] = ['{"vendor_id": "10de", "product_id": "25b6", "address": "0000:84:01.0"}']
+
+
 def vgpu_type_missing(cloud, tmp_path):
     section = cloud["deployed"]["a16-01"]["compute"]["mdev_nvidia-735"]
     section["device_addresses"] = [section["device_addresses"][0] + ",0000:84:00.0"]
@@ -166,6 +172,7 @@ PLANTS = {
     group_not_viable: ({"group_not_viable"}, True),
     not_bound_vfio: ({"not_bound_vfio"}, True),
     vfs_missing: ({"vfs_missing"}, True),
+    vfs_missing_for_the_deployed_spec: ({"vfs_missing"}, False),
     vgpu_type_missing: ({"vgpu_type_missing"}, False),
     mig_layout_drift: ({"mig_layout_drift"}, True),
     nova_config_drift: ({"nova_config_drift"}, True),
