@@ -56,7 +56,7 @@ options:
         description: The Nova services the host runs.
         type: list
         elements: str
-        choices: [compute, api, scheduler, conductor]
+        choices: [compute, api, scheduler, conductor, super-conductor]
         default: [compute]
   compute_hosts:
     description: Hosts that run nova-compute, added to O(hosts).
@@ -64,10 +64,16 @@ options:
     elements: str
     default: []
   control_hosts:
-    description: Hosts that run nova-api, nova-scheduler and nova-conductor, added to O(hosts).
+    description:
+      - Hosts that run nova-api, nova-scheduler and nova-conductor (and nova-super-conductor with
+        O(super_conductor=true)), added to O(hosts).
     type: list
     elements: str
     default: []
+  super_conductor:
+    description: Whether the O(control_hosts) also run Kolla-Ansible's nova-super-conductor.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -139,13 +145,14 @@ class NovaConfigInfoModule(HostModule):
                 "services": {
                     "type": "list",
                     "elements": "str",
-                    "choices": ["compute", "api", "scheduler", "conductor"],
+                    "choices": ["compute", "api", "scheduler", "conductor", "super-conductor"],
                     "default": ["compute"],
                 },
             },
         },
         "compute_hosts": {"type": "list", "elements": "str", "default": []},
         "control_hosts": {"type": "list", "elements": "str", "default": []},
+        "super_conductor": {"type": "bool", "default": False},
     }
 
     def run(self) -> dict:

@@ -7,7 +7,7 @@ Two layouts, as the nova_config stage writes them:
 ``kolla``: the operator's override files under ``config_dir`` (``/etc/kolla/config``) merged in
 Kolla-Ansible's precedence, per service and host: ``global.conf``, ``nova.conf``,
 ``nova/nova-<service>.conf``, ``nova/<host>/nova.conf``, and for the nova-cell services (compute,
-conductor) ``nova/<host>/nova-<service>.conf``. As Kolla-Ansible's ``merge_configs`` does, a key in a
+conductor) ``nova/<host>/nova-<service>.conf`` (the super conductor of Kolla's nova role has none). As Kolla-Ansible's ``merge_configs`` does, a key in a
 later file replaces the whole list from earlier files, and a key repeated within one file accumulates.
 Kolla renders every source as Jinja first: values that still hold a template expression are listed
 in ``templated`` (the audit cannot evaluate them) and kept as written.
@@ -31,7 +31,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.root import 
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import component_problem
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern
 
-SERVICES = ("compute", "api", "scheduler", "conductor")
+SERVICES = ("compute", "api", "scheduler", "conductor", "super-conductor")
 CELL_SERVICES = ("compute", "conductor")
 # oslo.config MultiStrOpt options Nova registers among the sections the collection reads.
 MULTI_VALUED = {("pci", "device_spec"), ("pci", "passthrough_whitelist"), ("pci", "alias")}
@@ -245,7 +245,8 @@ def read_configs(root: HostRoot, params: dict) -> dict:
     hosts = {}
     given = list(params.get("hosts") or [])
     given += [{"name": n, "services": ["compute"]} for n in params.get("compute_hosts") or []]
-    given += [{"name": n, "services": ["api", "scheduler", "conductor"]} for n in params.get("control_hosts") or []]
+    control = ["api", "scheduler", "conductor"] + (["super-conductor"] if params.get("super_conductor") else [])
+    given += [{"name": n, "services": control} for n in params.get("control_hosts") or []]
     if not given:
         raise DeployedConfigError("no host to read for: give hosts, compute_hosts or control_hosts")
     for index, item in enumerate(given, start=1):

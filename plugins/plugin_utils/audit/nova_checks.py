@@ -12,7 +12,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.selection im
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
 
 ALIAS_SERVICES = ("api", "scheduler")
-PLACEMENT_SERVICES = ("api", "scheduler", "conductor")
+PLACEMENT_SERVICES = ("api", "scheduler", "conductor", "super-conductor")
 NOVA_CONFIG = "run playbooks/nova_config.yml (kolla-ansible reconfigure -t nova for the kolla layout)"
 
 

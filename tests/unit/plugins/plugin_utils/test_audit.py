@@ -319,3 +319,11 @@ def test_without_pci_in_placement_the_pci_filter_reads_the_hosts_pools(healthy, 
     assert serious(run(cloud, use_policy=False)) == []
     flavor_unplaceable(cloud, tmp_path)
     assert [f["code"] for f in serious(run(cloud, use_policy=False))] == ["flavor_unplaceable"]
+
+
+def test_the_super_conductor_counts_for_pci_in_placement(healthy):
+    cloud = copy.deepcopy(healthy)
+    control = cloud["deployed"][world.CONTROL]
+    control["super-conductor"] = {"pci": copy.deepcopy(control["conductor"]["pci"])}
+    (item,) = serious(run(cloud))
+    assert item["code"] == "pci_in_placement_partial" and "nova-super-conductor" in item["message"]

@@ -97,3 +97,13 @@ def test_module_reads_in_check_mode_and_names_a_missing_host_list(tmp_path):
 def test_nova_conf_d_takes_one_host(tmp_path, hosts):
     result = run_module("nova_config_info", {"root": str(tmp_path), "layout": "nova_conf_d", "hosts": hosts})
     assert result["failed"]
+
+
+def test_control_hosts_read_the_super_conductor_when_asked(tmp_path):
+    write(
+        tmp_path, {"/etc/kolla/config/nova/nova-super-conductor.conf": "[filter_scheduler]\npci_in_placement = true\n"}
+    )
+    args = {"root": str(tmp_path), "control_hosts": ["c1"], "super_conductor": True}
+    result = run_module("nova_config_info", args, check=True)
+    assert result["deployed"]["c1"]["super-conductor"] == {"filter_scheduler": {"pci_in_placement": ["true"]}}
+    assert set(result["deployed"]["c1"]) == {"api", "scheduler", "conductor", "super-conductor"}
