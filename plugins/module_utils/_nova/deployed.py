@@ -7,8 +7,9 @@ Two layouts, as the nova_config stage writes them:
 ``kolla``: the operator's override files under ``config_dir`` (``/etc/kolla/config``) merged in
 Kolla-Ansible's precedence, per service and host: ``global.conf``, ``nova.conf``,
 ``nova/nova-<service>.conf``, ``nova/<host>/nova.conf``, and for the nova-cell services (compute,
-conductor) ``nova/<host>/nova-<service>.conf`` (the super conductor of Kolla's nova role has none). As Kolla-Ansible's ``merge_configs`` does, a key in a
-later file replaces the whole list from earlier files, and a key repeated within one file accumulates.
+conductor) ``nova/<host>/nova-<service>.conf`` (the super conductor of Kolla's nova role has none).
+As Kolla-Ansible's ``merge_configs`` does, a key in a later file replaces the whole list from earlier
+files, and a key repeated within one file accumulates.
 Kolla renders every source as Jinja first: values that still hold a template expression are listed
 in ``templated`` (the audit cannot evaluate them) and kept as written.
 
