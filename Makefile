@@ -30,7 +30,7 @@ INTEGRATION_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
-        clean benchmark differential-full differential-flavors names
+        clean benchmark differential-full differential-flavors names audit-example
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -86,6 +86,10 @@ demo-roots: venv
 demo: venv placement-venv collection demo-roots
 	ACCEL_DEMO_DIR=$(DEMO_DIR) $(BIN)/python -m tests.support.run_demo
 
+# A hand-built GPU cloud with planted defects, audited read-only (docs/audit.md).
+audit-example: venv placement-venv collection
+	$(BIN)/python -m tests.support.audit_example
+
 ruff: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -127,7 +131,7 @@ build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build
 
 clean:
-	rm -rf .build .demo .pytest_cache .ruff_cache
+	rm -rf .build .demo .audit-example .pytest_cache .ruff_cache
 
 differential-full: venv placement-venv collection
 	ACCEL_DIFFERENTIAL_CASES=1000 $(BIN)/python -m pytest tests/integration -k differential $(PYTEST_ARGS)
@@ -147,4 +151,7 @@ benchmark-solver: venv placement-venv collection
 benchmark-flavor-fit: venv collection
 	$(BIN)/python benchmarks/bench_flavor_fit.py
 
-benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit
+benchmark-audit: venv collection
+	$(BIN)/python benchmarks/bench_audit.py
+
+benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit benchmark-audit

@@ -12,6 +12,9 @@ description:
   - Covers all providers, one tree (O(tree)), or the providers whose names match O(name).
   - Reads the provider list once, then per provider its inventories, aggregates and (when it has
     inventories) usages; traits come from one filtered list per trait in use when that is fewer calls.
+  - The snapshot also lists every custom resource class and custom trait that exists in Placement, used
+    by a provider or not (RV(fleet.resource_classes), RV(fleet.traits)). The solver answers a query for
+    such a name with no candidate, as Placement does, instead of refusing an unknown name.
 version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
@@ -75,6 +78,14 @@ fleet:
         inventories, usages, traits and aggregates.
       type: list
       elements: dict
+    resource_classes:
+      description: Every custom resource class that exists in Placement, whether a provider has it or not.
+      type: list
+      elements: str
+    traits:
+      description: Every custom trait that exists in Placement, whether a provider has it or not.
+      type: list
+      elements: str
   sample:
     resource_providers:
       - uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a
@@ -86,6 +97,8 @@ fleet:
         usages: {VCPU: 8}
         traits: [COMPUTE_NODE]
         aggregates: []
+    resource_classes: [CUSTOM_NVIDIA_H100, CUSTOM_VGPU_A16_4Q]
+    traits: [CUSTOM_GPU_HOST, CUSTOM_GPU_NVLINK]
 query_result:
   description: The value of O(query) applied to the snapshot.
   returned: when query is given

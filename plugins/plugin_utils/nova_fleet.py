@@ -85,7 +85,8 @@ def _device_type(device: Mapping) -> str:
     return "type-PCI"
 
 
-def _pci_pools(hostname: str, facts: Mapping, policy) -> list[dict]:
+def pci_pools(hostname: str, facts: Mapping, policy) -> list[dict]:
+    """The PCI device pools nova-compute reports for the host (what PciPassthroughFilter reads)."""
     selection = select(hostname, dict(facts), policy, False)
     counts: dict[tuple, int] = {}
     for item in selection.passthrough:
@@ -165,7 +166,7 @@ def host_tree(hostname: str, facts: Mapping, policy, settings: Mapping) -> list[
         }
         for node in nodes
     ]
-    records[0]["pci_pools"] = _pci_pools(hostname, facts, policy)
+    records[0]["pci_pools"] = pci_pools(hostname, facts, policy)
     records[0]["disabled"] = bool(settings.get("disabled"))
     if records[0]["disabled"]:
         records[0]["traits"] = sorted({*records[0]["traits"], "COMPUTE_STATUS_DISABLED"})

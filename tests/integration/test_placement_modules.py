@@ -273,7 +273,7 @@ def test_placement_info_snapshot_tree_name_and_query(placement):
     assert sorted(named["query_result"]) == sorted(set(providers) | {"info-other"})
     exact = run_module("placement_info", dict(placement.auth, name=["info-other"], usages=False))
     assert [p["name"] for p in exact["fleet"]["resource_providers"]] == ["info-other"]
-    assert exact["api_calls"]["GET"] == 4  # list by name, traits, inventories, aggregates
+    assert exact["api_calls"]["GET"] == 6  # list by name, traits, inventories, aggregates, custom names (2)
     bad = run_module("placement_info", dict(placement.auth, query="resource_providers[?"))
     assert bad["failed"] and "not valid JMESPath" in bad["msg"]
 

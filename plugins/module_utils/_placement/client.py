@@ -101,6 +101,15 @@ class PlacementClient:
         body = self.request("GET", "/resource_classes")[1]
         return sorted(rc["name"] for rc in body["resource_classes"])
 
+    def custom_resource_classes(self) -> list[str]:
+        """Every custom resource class that exists, whether or not a provider has inventory of it."""
+        return [name for name in self.resource_classes() if name.startswith("CUSTOM_")]
+
+    def custom_traits(self) -> list[str]:
+        """Every custom trait that exists, whether or not a provider has it."""
+        body = self.request("GET", "/traits" + query({"name": "startswith:CUSTOM_"}))[1]
+        return sorted(body["traits"])
+
     def _ensure(self, path: str) -> bool:
         """PUT a custom name (resource class, 1.7 semantics, or trait); True when it was created."""
         return self.request("PUT", path, ok=(201, 204))[0] == 201
@@ -228,7 +237,9 @@ def fleet_snapshot(
 
     Calls: one provider list, then per provider one inventory read, one aggregate read and (when it has
     inventories and ``usages``) one usage read. Traits come from one list per associated trait when that
-    is fewer calls than one read per provider.
+    is fewer calls than one read per provider. Two more reads give the custom resource classes and traits
+    that exist in Placement, used or not (the snapshot's ``resource_classes`` and ``traits``): a query
+    for one of them that no provider has is an empty answer, not Placement's 400 for an unknown name.
     """
     records, scope = _select(client, names, tree)
     traits: dict[str, list[str]] = {r["uuid"]: [] for r in records}
@@ -258,4 +269,8 @@ def fleet_snapshot(
                 "aggregates": client.aggregates(uuid)[1],
             }
         )
-    return {"resource_providers": providers}
+    return {
+        "resource_providers": providers,
+        "resource_classes": client.custom_resource_classes(),
+        "traits": client.custom_traits(),
+    }
