@@ -346,7 +346,7 @@ def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, d
     return placed, unplaced, hosts
 
 
-def _stranded(plan: Plan, kinds: list[_Kind]) -> dict:
+def _stranded(plan: Plan, kinds: list[_Kind], placed: dict[str, int]) -> dict:
     """Per host and device class: devices free while no flavor of the demand that asks the class fits."""
     usable = [k for k in kinds if k.requests]
     takers = {k.name: plan.hosts_taking(k) for k in usable}
@@ -363,8 +363,11 @@ def _stranded(plan: Plan, kinds: list[_Kind]) -> dict:
             askers = [k for k in usable if rc in k.asks]
             if not free or not askers or any(host in takers[k.name] for k in askers):
                 continue
+            # What ran out, judged for the flavors that the fleet did take (a flavor larger than any host
+            # would name every class); all askers when none of them was placed.
+            judged = [k for k in askers if placed.get(k.name)] or askers
             short = set()
-            for kind in askers:
+            for kind in judged:
                 for wanted_rc, amount in kind.totals.items():
                     have = sum(inv.free for _p, inv in classes.get(wanted_rc, ()))
                     if have < amount:
@@ -449,7 +452,7 @@ def capacity_plan(
             "unplaced": {k.name: unplaced[k.name] for k in kinds},
             "hosts": {h: hosts[h] for h in sorted(hosts)},
             "left": plan.left(),
-            "stranded": _stranded(plan, kinds),
+            "stranded": _stranded(plan, kinds, placed),
             "headroom": _headroom(plan, sequence, hosts, failures),
             "reasons": reasons,
             "order": [k.name for k in sequence],
