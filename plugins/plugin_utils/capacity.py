@@ -459,3 +459,31 @@ def capacity_plan(
             "weigher": weigher,
         }
     return result
+
+
+def capacity_table(plan: Mapping) -> list[str]:
+    """The plan as lines a person reads: per flavor placed and unplaced with the reason, stranded devices,
+    headroom."""
+    if not isinstance(plan, Mapping) or not all(key in plan for key in ("placed", "unplaced", "headroom")):
+        raise CapacityOptionError("capacity_table: give the plan accel.openstack.capacity_plan returns")
+    reasons = plan.get("reasons") or {}
+    rows = [("flavor", "placed", "unplaced", "why not")]
+    for name, placed in plan["placed"].items():
+        reason = reasons.get(name) or {}
+        why = f"{reason.get('code')}: {reason.get('detail')}" if reason else ""
+        rows.append((str(name), str(placed), str(plan["unplaced"].get(name, 0)), why[:160]))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [" | ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]).rstrip() for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths) + "-+-" + "-" * 7)
+    for host, classes in sorted((plan.get("stranded") or {}).items()):
+        for rc, entry in sorted(classes.items()):
+            short = ", ".join(entry.get("short") or ()) or "no class short: a trait, a per-provider limit or a filter"
+            lines.append(f"stranded on {host}: {entry.get('free')} {rc} free, none usable ({short})")
+    headroom = plan["headroom"]
+    if headroom.get("failures"):
+        lost = ", ".join(f"{name}: {n}" for name, n in (headroom.get("lost") or {}).items())
+        lines.append(
+            f"headroom: losing {headroom['failures']} host(s) ({', '.join(headroom.get('hosts_lost') or ())}): "
+            + ("every instance fits elsewhere" if headroom.get("survives") else f"instances lost ({lost})")
+        )
+    return lines

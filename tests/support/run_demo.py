@@ -47,6 +47,8 @@ def main(argv: list[str]) -> int:
         status = subprocess.call(cmd, cwd=REPO, env=env)
         if status == 0:
             status = show_fleet(demo_dir, facts, server.auth)
+        if status == 0:
+            status = show_capacity(demo_dir, playbook, extra, env)
         return status
     finally:
         server.close()
@@ -67,6 +69,14 @@ def show_fleet(demo_dir: str, facts: str, auth: dict) -> int:
     inventory = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
     env = dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_FAILED="true")
     return subprocess.call([inventory, "-i", source, "--graph"], cwd=REPO, env=env)
+
+
+def show_capacity(demo_dir: str, playbook: str, extra: str, env: dict) -> int:
+    """Day 2: the demo mix placed together (inventories/demo/group_vars/all/capacity.yml), its metrics written."""
+    os.makedirs(os.path.join(demo_dir, "textfile"), exist_ok=True)
+    print("\nThe demo mix placed together as Nova would (playbooks/capacity.yml):", flush=True)
+    cmd = [playbook, "playbooks/capacity.yml", "-i", "inventories/demo", "-e", extra]
+    return subprocess.call(cmd, cwd=REPO, env=env)
 
 
 if __name__ == "__main__":
