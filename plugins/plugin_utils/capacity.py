@@ -14,8 +14,11 @@ instance at a time, each as nova-scheduler places one server (docs/capacity.md g
    Hosts of equal weight keep the fleet's order (Nova's own order among them is that of a Python set);
 4. the first candidate of the merged answer on that host is allocated (the usage grows).
 
-Where a count has a closed form (see ``_closed_form``) the same placements are found without asking the
-whole fleet for each instance; ``exact=False`` switches that off (the tests compare both paths).
+Asking the whole fleet for each instance costs a search over every tree. Where every candidate lies in
+one tree (no sharing provider) and the snapshot lists providers tree by tree, each query is answered
+tree by tree instead (``_View``): a tree's answer is kept until an instance lands on it, and Nova's
+``limit`` is applied over the trees in order. ``per_tree=False`` switches that off; the tests require
+both paths to place every instance alike on generated fleets and demands.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import 
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import answer as fit_answer
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError, gc_paused
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver import TooCombinatorial
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import TooCombinatorial, allocation_candidates
 
 ORDERS = ("as_given", "largest_first")
 WEIGHERS = {"spread": 1.0, "pack": -1.0}
@@ -131,10 +134,57 @@ def choose(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> lis
     return [hosts[i] for i in ranked]
 
 
+def _names_known(fleet: Fleet, request: Request) -> bool:
+    names = set(request.root_required | request.root_forbidden)
+    for group in request.groups.values():
+        if group.in_tree is not None:
+            return False
+        names.update(group.forbidden)
+        for any_of in group.required:
+            names.update(any_of)
+    classes = {rc for group in request.groups.values() for rc in group.resources}
+    return names <= fleet.traits and classes <= fleet.resource_classes
+
+
+class _View:
+    """One of Nova's queries for one flavor, answered tree by tree.
+
+    With every candidate in one tree and the trees listed in the roots' order, the solver's answer on the
+    whole fleet is each root's candidates (as its tree alone gives them) one root after another, cut at
+    ``limit``. A root is in Nova's answer when fewer than ``limit`` candidates come before it. Per root
+    the number of candidates (up to ``limit``) is kept until that root's usage changes."""
+
+    def __init__(self, plan: Plan, request: Request):
+        self.plan = plan
+        self.request = request
+        self.limit = request.limit
+        self.totals: dict[str, int] = {}
+        for group in request.groups.values():
+            for rc, amount in group.resources.items():
+                self.totals[rc] = self.totals.get(rc, 0) + amount
+        self.counts: dict[str, int] = {}
+
+    def visible(self) -> dict[str, int]:
+        """``{root: candidates of it within limit}`` for the roots in Nova's answer."""
+        plan, counts, limit, request, totals = self.plan, self.counts, self.limit, self.request, self.totals
+        found: dict[str, int] = {}
+        before = 0
+        for root in plan.root_order:
+            if limit is not None and before >= limit:
+                break
+            count = counts.get(root)
+            if count is None:
+                count = counts[root] = plan.tree_answer(root, request, totals, roots_only=True)["candidates"]
+            if count:
+                found[root] = count if limit is None else min(count, limit - before)
+                before += count
+        return found
+
+
 class Plan:
     """The fleet with the usage the plan adds, and the placement of single instances on it."""
 
-    def __init__(self, snapshot: Mapping, options: FitOptions, multiplier: float):
+    def __init__(self, snapshot: Mapping, options: FitOptions, multiplier: float, per_tree: bool = True):
         try:
             self.fleet = Fleet.from_snapshot(snapshot)
         except FleetError as exc:
@@ -156,6 +206,23 @@ class Plan:
             if record.get("pci_pools") is not None
         }
         self.down: set[str] = set()
+        # The per-tree path (see ``_View``): every candidate lies in one tree (no sharing provider) and the
+        # snapshot lists the providers tree by tree, in the roots' order, so the solver's candidates come
+        # out root after root in that order, each root's in the order its tree alone gives them.
+        position = self.position
+        last = -1
+        contiguous = True
+        for provider in fleet.order:
+            at = position[provider.root]
+            if at < last:
+                contiguous = False
+                break
+            last = at
+        self.per_tree = per_tree and contiguous and not fleet.sharing
+        self.root_order = [p.uuid for p in fleet.roots]
+        self._tree_fleets: dict[str, Fleet] = {}
+        self._views: dict[str, list[_View] | None] = {}
+        self._kept: dict[str, dict[str, bool]] = {}
 
     # -- state -------------------------------------------------------------------------------------
     def free_ram(self, root: str) -> int:
@@ -170,12 +237,25 @@ class Plan:
         for (uuid, rc), used in saved.items():
             self.fleet.providers[uuid].inventories[rc].used = used
         self.pools = pools
+        for views in self._views.values():
+            for view in views or ():
+                view.counts.clear()
+        self._kept.clear()
 
     def apply(self, allocations: Mapping, sign: int = 1) -> None:
         providers = self.fleet.providers
+        roots = set()
         for uuid, allocation in allocations.items():
+            roots.add(providers[uuid].root)
             for rc, amount in allocation["resources"].items():
                 providers[uuid].inventories[rc].used += sign * amount
+        for views in self._views.values():
+            for view in views or ():
+                for root in roots:
+                    view.counts.pop(root, None)
+        for kept in self._kept.values():
+            for root in roots:
+                kept.pop(self.root_name.get(root), None)
 
     # -- one instance ------------------------------------------------------------------------------
     def candidates(self, kind: _Kind) -> list[dict]:
@@ -206,6 +286,9 @@ class Plan:
 
     def place(self, kind: _Kind) -> tuple[str, dict] | None:
         """Place one instance: (host name, allocations), or None when Nova finds no valid host."""
+        views = self.views(kind)
+        if views is not None:
+            return self._place_per_tree(kind, views)
         found = self.candidates(kind)
         if not found:
             return None
@@ -238,6 +321,68 @@ class Plan:
             None,
             consume=True,
         )
+
+    # -- the per-tree path -------------------------------------------------------------------------
+    def views(self, kind: _Kind) -> list[_View] | None:
+        """One view per query of the flavor, or None when the per-tree path is not exact for it: a sharing
+        provider, providers not listed tree by tree, ``in_tree``, or a name the fleet does not know (whether
+        Placement answers 400 then depends on the other trees)."""
+        if kind.name in self._views:
+            return self._views[kind.name]
+        views = None
+        if self.per_tree and all(_names_known(self.fleet, r) for r in kind.requests):
+            views = [_View(self, request) for request in kind.requests]
+        self._views[kind.name] = views
+        return views
+
+    def tree_fleet(self, root: str) -> Fleet:
+        """The root's tree alone, sharing its providers (and their usage) with the fleet."""
+        found = self._tree_fleets.get(root)
+        if found is None:
+            fleet = self.fleet
+            found = self._tree_fleets[root] = Fleet(fleet.trees[root], fleet.traits, fleet.resource_classes)
+        return found
+
+    def tree_answer(self, root: str, request: Request, totals: dict[str, int], roots_only: bool) -> dict:
+        """The solver's answer on the root's tree alone; no search when the tree cannot hold the totals."""
+        classes = self.fleet.tree_classes.get(root, {})
+        for rc, amount in totals.items():
+            if sum(inv.free for _p, inv in classes.get(rc, ())) < amount:
+                return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": []}
+        return allocation_candidates(self.tree_fleet(root), request, roots_only=roots_only)
+
+    def kept(self, kind: _Kind, host: str) -> bool:
+        """Whether the modelled filters keep the host for the flavor (cached until the host's usage changes)."""
+        kept = self._kept.setdefault(kind.name, {})
+        found = kept.get(host)
+        if found is None:
+            found = kept[host] = bool(self.filtered(kind, [host]))
+        return found
+
+    def _place_per_tree(self, kind: _Kind, views: list[_View]) -> tuple[str, dict] | None:
+        windows = [view.visible() for view in views]
+        if len(windows) > 1 and not kind.req.pcpu_fallback:
+            windows = windows[:1]
+        roots = sorted({root for window in windows for root in window}, key=self.position.get)
+        names = self.root_name
+        hosts = [names[r] for r in roots if r not in self.down and self.kept(kind, names[r])]
+        hosts = [h for h in hosts if h not in self.down]
+        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
+        for host in choose(hosts, free, self.multiplier):
+            root = self.root_of_name[host]
+            for view, window in zip(views, windows):  # noqa: B905 - windows may be the first only
+                if root not in window:
+                    continue
+                answer = self.tree_answer(
+                    root, dataclasses.replace(view.request, limit=window[root]), view.totals, roots_only=False
+                )
+                mine = [c for c in answer["allocation_requests"] if root in c["allocations"]]
+                if mine:
+                    allocations = mine[0]["allocations"]
+                    self.apply(allocations)
+                    self._take_devices(kind, host)
+                    return host, allocations
+        return None
 
     # -- the fleet after the demand ----------------------------------------------------------------
     def left(self) -> dict[str, dict[str, int]]:
@@ -414,6 +559,7 @@ def capacity_plan(
     weigher: str = "spread",
     failures: int = 0,
     trace: list | None = None,
+    per_tree: bool = True,
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
@@ -432,7 +578,7 @@ def capacity_plan(
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
     kinds = _demand(demand)
     with gc_paused():
-        plan = Plan(snapshot, checked, WEIGHERS[weigher])
+        plan = Plan(snapshot, checked, WEIGHERS[weigher], per_tree)
         if failures > len(plan.root_name):
             raise CapacityOptionError(f"failures ({failures}) is more than the fleet's {len(plan.root_name)} hosts")
         _translate(kinds, plan)
