@@ -24,7 +24,7 @@ both paths to place every instance alike on generated fleets and demands.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
@@ -127,11 +127,22 @@ def nova_weights(free_ram: list[int], multiplier: float) -> list[float]:
     return [multiplier * (value / top) for value in free_ram]
 
 
-def choose(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> list[str]:
-    """The hosts in the order the weigher ranks them (a stable sort, descending weight)."""
+def ranked(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> Iterator[str]:
+    """The hosts in the order the weigher ranks them (a stable sort, descending weight). The first is found
+    without sorting (the first of the highest weight); the rest are sorted only when asked for."""
+    if not hosts:
+        return
     weights = nova_weights([free_ram[h] for h in hosts], multiplier)
-    ranked = sorted(range(len(hosts)), key=lambda i: weights[i], reverse=True)
-    return [hosts[i] for i in ranked]
+    best = max(range(len(hosts)), key=weights.__getitem__)
+    yield hosts[best]
+    rest = sorted((i for i in range(len(hosts)) if i != best), key=weights.__getitem__, reverse=True)
+    for index in rest:
+        yield hosts[index]
+
+
+def choose(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> list[str]:
+    """The hosts in the order the weigher ranks them."""
+    return list(ranked(hosts, free_ram, multiplier))
 
 
 def _names_known(fleet: Fleet, request: Request) -> bool:
@@ -152,7 +163,11 @@ class _View:
     With every candidate in one tree and the trees listed in the roots' order, the solver's answer on the
     whole fleet is each root's candidates (as its tree alone gives them) one root after another, cut at
     ``limit``. A root is in Nova's answer when fewer than ``limit`` candidates come before it. Per root
-    the number of candidates (up to ``limit``) is kept until that root's usage changes."""
+    the number of candidates (up to ``limit``) is kept until that root's usage changes.
+
+    Usage only grows while a demand is placed, so a root's count only falls: the roots in the answer are
+    kept in order with their counts (``rows``), the roots whose usage changed are counted again, and the
+    scan goes on past the last root looked at only while fewer than ``limit`` candidates are found."""
 
     def __init__(self, plan: Plan, request: Request):
         self.plan = plan
@@ -163,22 +178,57 @@ class _View:
             for rc, amount in group.resources.items():
                 self.totals[rc] = self.totals.get(rc, 0) + amount
         self.counts: dict[str, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every count (the usage went back: the headroom check's end)."""
+        self.counts.clear()
+        self.rows: dict[str, int] = {}
+        self.found = 0
+        self.scanned = 0
+        self.changed: set[str] = set()
+
+    def touched(self, root: str) -> None:
+        if self.counts.pop(root, None) is not None:
+            self.changed.add(root)
+
+    def count(self, root: str) -> int:
+        found = self.counts.get(root)
+        if found is None:
+            found = self.counts[root] = self.plan.tree_answer(root, self.request, self.totals, True)["candidates"]
+        return found
 
     def visible(self) -> dict[str, int]:
-        """``{root: candidates of it within limit}`` for the roots in Nova's answer."""
-        plan, counts, limit, request, totals = self.plan, self.counts, self.limit, self.request, self.totals
-        found: dict[str, int] = {}
+        """``{root: candidates of it within limit}`` for the roots in Nova's answer, in the roots' order."""
+        rows, limit = self.rows, self.limit
+        for root in self.changed:
+            if root in rows:
+                self.found -= rows[root]
+                now = self.count(root)
+                if now:
+                    rows[root] = now
+                    self.found += now
+                else:
+                    del rows[root]
+        self.changed.clear()
+        order = self.plan.root_order
+        while (limit is None or self.found < limit) and self.scanned < len(order):
+            root = order[self.scanned]
+            self.scanned += 1
+            now = self.count(root)
+            if now:
+                rows[root] = now
+                self.found += now
+        if limit is None or self.found <= limit:
+            return rows
+        window: dict[str, int] = {}
         before = 0
-        for root in plan.root_order:
-            if limit is not None and before >= limit:
+        for root, count in rows.items():
+            if before >= limit:
                 break
-            count = counts.get(root)
-            if count is None:
-                count = counts[root] = plan.tree_answer(root, request, totals, roots_only=True)["candidates"]
-            if count:
-                found[root] = count if limit is None else min(count, limit - before)
-                before += count
-        return found
+            window[root] = min(count, limit - before)
+            before += count
+        return window
 
 
 class Plan:
@@ -207,28 +257,36 @@ class Plan:
         }
         self.down: set[str] = set()
         # The per-tree path (see ``_View``): every candidate lies in one tree (no sharing provider) and the
-        # snapshot lists the providers tree by tree, in the roots' order, so the solver's candidates come
-        # out root after root in that order, each root's in the order its tree alone gives them.
+        # snapshot lists the providers below the roots in the roots' order (tree by tree, or every root
+        # first as Placement lists them), so the solver's candidates come out root after root in that
+        # order, each root's in the order its tree alone gives them.
         position = self.position
         last = -1
-        contiguous = True
+        ordered = True
         for provider in fleet.order:
+            if provider.parent is None:
+                continue
             at = position[provider.root]
             if at < last:
-                contiguous = False
+                ordered = False
                 break
             last = at
-        self.per_tree = per_tree and contiguous and not fleet.sharing
+        self.per_tree = per_tree and ordered and not fleet.sharing
         self.root_order = [p.uuid for p in fleet.roots]
         self._tree_fleets: dict[str, Fleet] = {}
         self._views: dict[str, list[_View] | None] = {}
         self._kept: dict[str, dict[str, bool]] = {}
+        self._free_ram: dict[str, int] = {}
+        self._taking: dict[str, set[str]] = {}
 
     # -- state -------------------------------------------------------------------------------------
     def free_ram(self, root: str) -> int:
         """Nova's ``free_ram_mb`` of the host: MEMORY_MB total - reserved - used on the root provider."""
-        inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
-        return 0 if inv is None else inv.total - inv.reserved - inv.used
+        found = self._free_ram.get(root)
+        if found is None:
+            inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
+            found = self._free_ram[root] = 0 if inv is None else inv.total - inv.reserved - inv.used
+        return found
 
     def usage(self) -> dict:
         return {(uuid, rc): inv.used for uuid, p in self.fleet.providers.items() for rc, inv in p.inventories.items()}
@@ -239,8 +297,10 @@ class Plan:
         self.pools = pools
         for views in self._views.values():
             for view in views or ():
-                view.counts.clear()
+                view.reset()
         self._kept.clear()
+        self._free_ram.clear()
+        self._taking.clear()
 
     def apply(self, allocations: Mapping, sign: int = 1) -> None:
         providers = self.fleet.providers
@@ -252,10 +312,13 @@ class Plan:
         for views in self._views.values():
             for view in views or ():
                 for root in roots:
-                    view.counts.pop(root, None)
+                    view.touched(root)
         for kept in self._kept.values():
             for root in roots:
                 kept.pop(self.root_name.get(root), None)
+        for root in roots:
+            self._free_ram.pop(root, None)
+        self._taking.clear()
 
     # -- one instance ------------------------------------------------------------------------------
     def candidates(self, kind: _Kind) -> list[dict]:
@@ -269,9 +332,12 @@ class Plan:
         return nova_flavor.merge_answers(kind.req, answers)["candidates"]
 
     def filtered(self, kind: _Kind, hosts: list[str]) -> list[str]:
-        records = self.records
-        if self.pools:
-            records = {**records, **{n: dict(records[n], pci_pools=p) for n, p in self.pools.items()}}
+        pools = self.pools
+        records = {
+            h: dict(self.records[h], pci_pools=pools[h]) if h in pools else self.records[h]
+            for h in hosts
+            if h in self.records
+        }
         opts = self.options
         kept = nova_filters.run_filters(
             records,
@@ -282,7 +348,8 @@ class Plan:
             aggregates_metadata=opts.aggregates_metadata,
             enabled_filters=opts.enabled_filters,
         )["hosts"]
-        return [h for h in hosts if h in set(kept) and h not in self.down]
+        kept = set(kept)
+        return [h for h in hosts if h in kept and h not in self.down]
 
     def place(self, kind: _Kind) -> tuple[str, dict] | None:
         """Place one instance: (host name, allocations), or None when Nova finds no valid host."""
@@ -301,7 +368,7 @@ class Plan:
         roots = sorted({self.fleet.providers[u].root for c in found for u in c["allocations"]}, key=self.position.get)
         hosts = self.filtered(kind, [names[r] for r in roots if r in names])
         free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
-        for host in choose(hosts, free, self.multiplier):
+        for host in ranked(hosts, free, self.multiplier):
             mine = by_root.get(self.root_of_name[host])
             if mine:
                 self.apply(mine[0]["allocations"])
@@ -340,7 +407,9 @@ class Plan:
         found = self._tree_fleets.get(root)
         if found is None:
             fleet = self.fleet
-            found = self._tree_fleets[root] = Fleet(fleet.trees[root], fleet.traits, fleet.resource_classes)
+            found = self._tree_fleets[root] = Fleet(fleet.trees[root])
+            # The names the whole fleet knows (a name unknown here but known there is no 400 there).
+            found.traits, found.resource_classes = fleet.traits, fleet.resource_classes
         return found
 
     def tree_answer(self, root: str, request: Request, totals: dict[str, int], roots_only: bool) -> dict:
@@ -368,7 +437,7 @@ class Plan:
         hosts = [names[r] for r in roots if r not in self.down and self.kept(kind, names[r])]
         hosts = [h for h in hosts if h not in self.down]
         free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
-        for host in choose(hosts, free, self.multiplier):
+        for host in ranked(hosts, free, self.multiplier):
             root = self.root_of_name[host]
             for view, window in zip(views, windows):  # noqa: B905 - windows may be the first only
                 if root not in window:
@@ -391,6 +460,22 @@ class Plan:
             name: {rc: sum(inv.free for _p, inv in entries) for rc, entries in sorted(tree_classes[root].items())}
             for root, name in self.root_name.items()
         }
+
+    def takes(self, kind: _Kind, root: str) -> bool:
+        """Whether one more instance of the flavor would be placed on the root's host (no ``limit``)."""
+        host = self.root_name[root]
+        views = self.views(kind)
+        if views is None:
+            taking = self._taking.get(kind.name)
+            if taking is None:
+                taking = self._taking[kind.name] = self.hosts_taking(kind)
+            return host in taking
+        if host in self.down:
+            return False
+        for view in views if kind.req.pcpu_fallback else views[:1]:
+            if view.count(root):
+                return self.kept(kind, host)
+        return False
 
     def hosts_taking(self, kind: _Kind) -> set[str]:
         """Hosts where one more instance of the flavor would be placed (no ``limit``)."""
@@ -494,7 +579,6 @@ def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, d
 def _stranded(plan: Plan, kinds: list[_Kind], placed: dict[str, int]) -> dict:
     """Per host and device class: devices free while no flavor of the demand that asks the class fits."""
     usable = [k for k in kinds if k.requests]
-    takers = {k.name: plan.hosts_taking(k) for k in usable}
     found: dict[str, dict] = {}
     tree_classes = plan.fleet.tree_classes
     for root, host in plan.root_name.items():
@@ -506,7 +590,7 @@ def _stranded(plan: Plan, kinds: list[_Kind], placed: dict[str, int]) -> dict:
                 continue
             free = sum(inv.free for _p, inv in entries)
             askers = [k for k in usable if rc in k.asks]
-            if not free or not askers or any(host in takers[k.name] for k in askers):
+            if not free or not askers or any(plan.takes(k, root) for k in askers):
                 continue
             # What ran out, judged for the flavors that the fleet did take (a flavor larger than any host
             # would name every class); all askers when none of them was placed.

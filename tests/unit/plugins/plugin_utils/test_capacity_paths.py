@@ -38,6 +38,9 @@ def test_per_tree_path_places_like_the_whole_fleet(seed):
     rng = random.Random(seed)
     pools = seed % 4 == 3
     fleet = generated_fleet(rng, pools=pools)
+    if seed % 3 == 1:  # every root first, then the children, as Placement lists providers
+        records = fleet["resource_providers"]
+        records.sort(key=lambda r: r["parent_provider_uuid"] is not None)
     assert Plan(fleet, FitOptions(), 1.0).per_tree
     demand = generated_demand(rng)
     for entry in demand:
@@ -63,6 +66,31 @@ def test_per_tree_path_on_the_benchmark_fleet_with_a_cut_answer():
         (fast, fast_trace), (slow, slow_trace) = both(demand, fleet, max_placement_results=limit, **options)
         assert fast_trace == slow_trace and fast == slow
         assert sum(fast["placed"].values()) > 20
+
+
+def test_children_out_of_the_roots_order_use_the_whole_fleet():
+    rng = random.Random(11)
+    fleet = generated_fleet(rng)
+    records = fleet["resource_providers"]
+    records.sort(key=lambda r: (r["parent_provider_uuid"] is not None, r["name"] if r["parent_provider_uuid"] else ""))
+    records[:] = [r for r in records if not r["parent_provider_uuid"]] + list(
+        reversed([r for r in records if r["parent_provider_uuid"]])
+    )
+    assert not Plan(fleet, FitOptions(), 1.0).per_tree
+    demand = [
+        {
+            "flavor": {
+                "name": "gpu",
+                "vcpus": 1,
+                "ram": 64,
+                "disk": 0,
+                "extra_specs": {"pci_passthrough:alias": "h100:1"},
+            },
+            "count": 3,
+        }
+    ]
+    (fast, _t1), (slow, _t2) = both(demand, fleet, pci_aliases=ALIASES, pci_in_placement=True)
+    assert fast == slow and fast["placed"] == {"gpu": 3}
 
 
 def test_fleets_with_sharing_providers_use_the_whole_fleet():
