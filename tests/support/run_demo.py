@@ -75,7 +75,9 @@ def show_capacity(demo_dir: str, playbook: str, extra: str, env: dict) -> int:
     """Day 2: the demo mix placed together (inventories/demo/group_vars/all/capacity.yml), its metrics written."""
     os.makedirs(os.path.join(demo_dir, "textfile"), exist_ok=True)
     print("\nThe demo mix placed together as Nova would (playbooks/capacity.yml):", flush=True)
+    # The play runs on the controller (localhost), which has no inventory_dir: the demo dir is given.
     cmd = [playbook, "playbooks/capacity.yml", "-i", "inventories/demo", "-e", extra]
+    cmd += ["-e", json.dumps({"accel_demo_dir": demo_dir})]
     return subprocess.call(cmd, cwd=REPO, env=env)
 
 
