@@ -9,8 +9,9 @@ JSON cases on stdin, JSON results on stdout (``nova_venv.serve``). A case::
 
 For each step the script asks the real Placement every query (``GET /allocation_candidates``), merges
 the answers as Nova's scheduler does (the first query's candidates, then the VCPU fallback's), builds one
-``nova.scheduler.host_manager.HostState`` per root in the answer (fleet order) with ``free_ram_mb`` read
-from Placement (MEMORY_MB total - reserved - used of the root) and the candidates on that root, and
+``nova.scheduler.host_manager.HostState`` per root in the answer (fleet order) with ``free_ram_mb`` from
+Placement (MEMORY_MB total - reserved of the root's inventory, less the ``used`` of the answer's
+provider summary) and the candidates on that root, and
 lets Nova's ``SchedulerManager._get_sorted_hosts`` choose (its real ``HostManager.get_weighed_hosts``
 with ``weight_classes = [RAMWeigher]``, ``ram_weight_multiplier`` from the case, ``host_subset_size``
 1; no filter). Nova then claims the first candidate of the first sorted host that has one. The script
@@ -79,13 +80,18 @@ def _scheduler(multiplier: float):
     return scheduler, host_manager.HostState, objects.RequestSpec
 
 
-def _free_ram(url: str, root: str) -> int:
+def _memory(url: str, root: str) -> dict | None:
+    """The root's MEMORY_MB inventory (total and reserved do not change while a case runs)."""
     _s, inventories = _request(url, "GET", f"/resource_providers/{root}/inventories")
-    _s, usages = _request(url, "GET", f"/resource_providers/{root}/usages")
-    memory = inventories["inventories"].get("MEMORY_MB")
+    return inventories["inventories"].get("MEMORY_MB")
+
+
+def _free_ram(memory: dict | None, summaries: dict, root: str) -> int:
+    """Nova's free_ram_mb: the compute node's memory less reserved and used (usage from Placement's answer)."""
     if memory is None:
         return 0
-    return memory["total"] - memory["reserved"] - usages["usages"].get("MEMORY_MB", 0)
+    used = summaries[root]["resources"]["MEMORY_MB"]["used"]
+    return memory["total"] - memory["reserved"] - used
 
 
 def _same(one: dict, other: dict) -> bool:
@@ -100,13 +106,15 @@ def run_case(case: dict) -> dict:
     scheduler, host_state_cls, request_spec = _scheduler(float(case["multiplier"]))
     roots = [tuple(r) for r in case["roots"]]
     name_of = dict(roots)
+    memory = {root: _memory(url, root) for root, _name in roots}
     results, consumers = [], []
     for step in case["steps"]:
-        candidates = []
+        candidates, summaries = [], {}
         for index, query in enumerate(step["queries"]):
             status, body = _request(url, "GET", "/allocation_candidates?" + query)
-            if index == 0 or step["pcpu_fallback"]:
-                candidates += body["allocation_requests"] if status == 200 else []
+            if status == 200 and (index == 0 or step["pcpu_fallback"]):
+                candidates += body["allocation_requests"]
+                summaries.update(body["provider_summaries"])
         by_root: dict[str, list] = {}
         for candidate in candidates:
             for provider in candidate["allocations"]:
@@ -118,7 +126,7 @@ def run_case(case: dict) -> dict:
                 continue
             state = host_state_cls(name, name, "cell1")
             state.uuid = root
-            state.free_ram_mb = _free_ram(url, root)
+            state.free_ram_mb = _free_ram(memory[root], summaries, root)
             state.allocation_candidates = by_root[root]
             states.append(state)
         sorted_hosts = scheduler._get_sorted_hosts(request_spec(), states, 0)
