@@ -570,8 +570,7 @@ class FlavorFit:
             }
         disabled = nova_filters.DISABLED_TRAIT
         if disabled in request.root_forbidden and any(
-            self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled}))
-            for r in requests
+            self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled})) for r in requests
         ):
             count = len(fleet.by_trait.get(disabled, ()))
             return {
