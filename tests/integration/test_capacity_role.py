@@ -1,7 +1,7 @@
 """The capacity role through ansible-playbook: check mode, apply, check, apply, then the metrics file read back.
 
 The fleet is given (no Placement needed); the metrics land in a temporary textfile-collector directory
-and are parsed with prometheus_client's own parser.
+and are parsed with prometheus_client's own parser; the HTML page is parsed back too.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import sys
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.ansible_runner import run_playbook, task_results, total_changed
+from tests.unit.plugins.plugin_utils.test_capacity_report import Page
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, FLEET, flavor
 
 WRITE = "Write the metrics for node_exporter's textfile collector (atomically)"
@@ -33,6 +34,7 @@ def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path
         ],
         "accel_capacity_textfile_dir": str(textfile),
         "accel_capacity_report": str(tmp_path / "capacity.json"),
+        "accel_capacity_html": str(tmp_path / "capacity.html"),
     }
     target = textfile / "accel_capacity.prom"
 
@@ -64,5 +66,8 @@ def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path
     assert values[("accel_flavor_capacity_instances", (("flavor", "gpu"),))] == 3
     assert values[("accel_flavor_placeable", (("flavor", "small"),))] == 1
     assert values[("accel_capacity_headroom_failures", ())] == 1
+    page = Page((tmp_path / "capacity.html").read_text())
+    assert [row[:3] for row in page.tables["plan"][1:]] == [["gpu", "3", "1"], ["small", "10", "0"]]
+    assert [row[0] for row in page.tables["flavors"][1:]] == ["gpu", "small"] and page.rects
     table = task_results(applied, "Report the plan")["localhost"]["msg"]
     assert table[0].startswith("flavor") and any(line.startswith("gpu ") for line in table)
