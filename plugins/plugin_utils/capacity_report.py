@@ -71,7 +71,7 @@ td.n { text-align: right; }
 <span><span class="sw" style="background:#9fd39f"></span>free</span>
 <span><span class="sw" style="background:#e08a3c"></span>stranded (free, but no flavor of the demand fits)</span></p>
 {% if not bars %}<p>No host has accelerators.</p>{% endif %}
-<svg xmlns="http://www.w3.org/2000/svg" id="bars" width="{{ width + 420 }}" height="{{ bars | length * 22 + 10 }}"
+<svg xmlns="http://www.w3.org/2000/svg" id="bars" width="{{ width + 640 }}" height="{{ bars | length * 22 + 10 }}"
  role="img" aria-label="used, free and stranded accelerators per host">
 {% for bar in bars %}
 <g transform="translate(0,{{ loop.index0 * 22 + 5 }})">
