@@ -24,8 +24,9 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 
 BAR_WIDTH = 360
-# At most this many hosts get bars (the tables are complete; a page for 10,000 hosts stays readable).
-MAX_HOSTS = 500
+# At most this many bars (host and class) are drawn (the tables are complete; a page for 10,000 hosts
+# stays readable).
+MAX_BARS = 500
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -87,7 +88,7 @@ td.n { text-align: right; }
 </g>
 {% endfor %}
 </svg>
-{% if hidden %}<p>{{ hidden }} more host(s) with accelerators are not drawn.</p>{% endif %}
+{% if hidden %}<p>{{ hidden }} more bar(s) (host and accelerator class) are not drawn.</p>{% endif %}
 </body>
 </html>
 """
@@ -168,13 +169,13 @@ def _bars(fleet: Fleet, plan: Mapping | None) -> tuple[list[dict], int]:
                     "stranded": lost,
                 }
             )
-    hidden = max(len(bars) - MAX_HOSTS, 0)
-    bars = bars[:MAX_HOSTS]
-    for bar in bars:
-        scale = BAR_WIDTH / max(bar["capacity"], 1)
-        bar["used_w"] = round(bar["used"] * scale, 1)
-        bar["free_w"] = round(bar["free"] * scale, 1)
-        bar["stranded_w"] = round(bar["stranded"] * scale, 1)
+    hidden = max(len(bars) - MAX_BARS, 0)
+    bars = bars[:MAX_BARS]
+    for entry in bars:
+        scale = BAR_WIDTH / max(entry["capacity"], 1)
+        entry["used_w"] = round(entry["used"] * scale, 1)
+        entry["free_w"] = round(entry["free"] * scale, 1)
+        entry["stranded_w"] = round(entry["stranded"] * scale, 1)
     return bars, hidden
 
 

@@ -7,7 +7,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.filter.capacity import FilterModule
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan
-from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_report import BAR_WIDTH, capacity_html
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_report import BAR_WIDTH, MAX_BARS, capacity_html
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host
 
@@ -105,3 +105,11 @@ def test_bad_input_is_refused_through_the_filter(args, words):
     with pytest.raises(AnsibleFilterError, match="capacity_html") as caught:
         FilterModule().filters()["capacity_html"](*args)
     assert words in str(caught.value)
+
+
+def test_a_large_fleet_draws_at_most_max_bars_and_says_how_many_more():
+    fleet = {"resource_providers": [p for n in range(MAX_BARS + 3) for p in gpu_host(n)]}
+    text = capacity_html(fleet)
+    page = Page(text)
+    assert len([r for r in page.rects if r["class"] == "used"]) == MAX_BARS
+    assert "3 more bar(s)" in text
