@@ -71,9 +71,10 @@ $(KOLLA_VENV)/.stamp: requirements/kolla.txt
 kolla-venv: $(KOLLA_VENV)/.stamp
 
 # The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
-# pinned in requirements/nova.txt (run after changing those pins).
+# pinned in requirements/nova.txt, and Nova's extra-spec validator table (run after changing those pins).
 names: nova-venv
 	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
+	$(NOVA_VENV)/bin/python tests/support/gen_extra_specs.py
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
