@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._names import extra_specs as table
+from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils.extra_specs import nova_refusal
 from tests.support.nova_venv import REPO, ask, nova_python
 
@@ -99,3 +100,21 @@ def test_the_keys_real_operators_used_that_nova_refuses():
     assert nova_refusal("hw:tpm_model", "2.0") == "Validation failed; '2.0' is not one of: tpm-tis, tpm-crb."
     assert nova_refusal("hw:pmem", "NVDIMM=4GB").startswith("Validation failed; 'NVDIMM=4GB' is not of the format")
     assert nova_refusal("custom:anything", "x") is None and nova_refusal("hw:tpm_version", "2.0") is None
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "nova"),
+    [
+        ("vmware:hv_enabled", "True", "extra spec 'vmware:hv_enabled' does not appear to be a valid extra spec"),
+        ("capabilities:profile", "gpu", "extra spec 'capabilities:profile' does not appear to be a valid"),
+        ("hw:tpm_model", "2.0", "'2.0' is not one of: tpm-tis, tpm-crb."),
+        ("hw:pmem", "NVDIMM=4GB", "'NVDIMM=4GB' is not of the format"),
+        ("quota:cpu_shares", "-5", "'-5' is less than the min value of '0'."),
+    ],
+)
+def test_the_translation_refuses_what_nova_refuses_with_novas_message(key, value, nova):
+    flavor = {"name": "f", "vcpus": 2, "ram": 1024, "disk": 10, "extra_specs": {key: value}}
+    req = nova_flavor.translate(flavor)
+    assert req.refusal is not None, key
+    assert nova in req.refusal["message"]
+    assert "microversion 2.86" in req.refusal["detail"] and "still boots" in req.refusal["detail"]
