@@ -30,7 +30,7 @@ INTEGRATION_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
-        clean benchmark differential-full differential-flavors names audit-example
+        clean benchmark differential-full differential-flavors names audit-example browser
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -71,9 +71,10 @@ $(KOLLA_VENV)/.stamp: requirements/kolla.txt
 kolla-venv: $(KOLLA_VENV)/.stamp
 
 # The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
-# pinned in requirements/nova.txt (run after changing those pins).
+# pinned in requirements/nova.txt, and Nova's extra-spec validator table (run after changing those pins).
 names: nova-venv
 	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
+	$(NOVA_VENV)/bin/python tests/support/gen_extra_specs.py
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
@@ -119,7 +120,11 @@ hostile: venv collection
 unit-newest: newest-venv placement-venv nova-venv collection
 	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
-integration: venv placement-venv nova-venv kolla-venv collection
+# Debian's chromium renders the HTML report to a screenshot in the integration tests.
+browser:
+	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+
+integration: venv placement-venv nova-venv kolla-venv collection browser
 	$(BIN)/python -m pytest tests/integration -n $(INTEGRATION_WORKERS) $(PYTEST_ARGS)
 
 molecule: venv collection

@@ -569,43 +569,30 @@ class FlavorFit:
                 "did_you_mean": suggest(missing_root[0], fleet.by_trait),
             }
         disabled = nova_filters.DISABLED_TRAIT
-        if disabled in request.root_forbidden:
-            relaxed = dataclasses.replace(request, root_forbidden=request.root_forbidden - {disabled})
-            if any(
-                self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled}))
-                for r in requests
-            ):
-                count = len(fleet.by_trait.get(disabled, ()))
-                return {
-                    "code": "hosts_disabled",
-                    "detail": (
-                        f"it fits only on hosts whose compute service is disabled ({count} host(s) carry {disabled})"
-                    ),
-                    "did_you_mean": [],
-                }
-        else:
-            relaxed = request
-        unforbidden = dataclasses.replace(
-            relaxed,
-            root_forbidden=relaxed.root_forbidden & {disabled},
-            groups={s: dataclasses.replace(g, forbidden=frozenset()) for s, g in relaxed.groups.items()},
-        )
+        if disabled in request.root_forbidden and any(
+            self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled})) for r in requests
+        ):
+            count = len(fleet.by_trait.get(disabled, ()))
+            return {
+                "code": "hosts_disabled",
+                "detail": (
+                    f"it fits only on hosts whose compute service is disabled ({count} host(s) carry {disabled})"
+                ),
+                "did_you_mean": [],
+            }
+        # The traits are relaxed in every query Nova sends together (a dedicated flavor's PCPU query and its
+        # VCPU fallback): a trait missing behind the fallback is a missing trait, not usage.
         forbidden = sorted(
             set(request.root_forbidden - {disabled}).union(*(g.forbidden for g in request.groups.values()))
         )
-        if forbidden and self._fits_somewhere(unforbidden):
+        if forbidden and any(self._fits_somewhere(_unforbidden(r)) for r in requests):
             return {
                 "code": "forbidden_trait",
                 "detail": f"every host with room carries a forbidden trait ({', '.join(forbidden)})",
                 "did_you_mean": [],
             }
         required = sorted(set(request.root_required).union(*(t for g in request.groups.values() for t in g.required)))
-        unrequired = dataclasses.replace(
-            request,
-            root_required=frozenset(),
-            groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
-        )
-        if required and self._fits_somewhere(unrequired):
+        if required and any(self._fits_somewhere(_unrequired(r)) for r in requests):
             return {
                 "code": "missing_trait",
                 "detail": f"no host with room has the required trait(s) where they are needed ({', '.join(required)})",
@@ -628,6 +615,24 @@ class FlavorFit:
             "detail": "it is larger than any host, even an empty one",
             "did_you_mean": [],
         }
+
+
+def _unforbidden(request: Request) -> Request:
+    """The request without any forbidden trait (that only disabled hosts would fit was ruled out before)."""
+    return dataclasses.replace(
+        request,
+        root_forbidden=frozenset(),
+        groups={s: dataclasses.replace(g, forbidden=frozenset()) for s, g in request.groups.items()},
+    )
+
+
+def _unrequired(request: Request) -> Request:
+    """The request without its required traits."""
+    return dataclasses.replace(
+        request,
+        root_required=frozenset(),
+        groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
+    )
 
 
 def _check_group_names(fleet: Fleet, group) -> None:

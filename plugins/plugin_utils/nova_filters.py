@@ -166,9 +166,15 @@ def _affine_pools(pools: list[dict], policy: str, cells: list[int] | None, count
     return pools
 
 
-def take_devices(pools, pci_requests, policy_of, cells: list[int] | None) -> str | None:
-    """Consume the requests from copies of the pools; None when all fit, else why not."""
-    free = [dict(p, count=int(p.get("count") or 0)) for p in pools or ()]
+def take_devices(pools, pci_requests, policy_of, cells: list[int] | None, consume: bool = False) -> str | None:
+    """Consume the requests from copies of the pools (from the pools themselves with ``consume``, which
+    then hold int counts); None when all fit, else why not."""
+    if consume:
+        for pool in pools:
+            pool["count"] = int(pool.get("count") or 0)
+        free = pools
+    else:
+        free = [dict(p, count=int(p.get("count") or 0)) for p in pools or ()]
     for request in pci_requests:
         count = int(request.get("count") or 1)
         specs = request.get("specs") or [{}]

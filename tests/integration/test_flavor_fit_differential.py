@@ -179,3 +179,26 @@ def test_max_instances_equal_copies_placed_in_placement(world, placement, flavor
     finally:
         for consumer in consumers:
             placement.request("DELETE", f"/allocations/{consumer}")
+
+
+@pytest.mark.parametrize(
+    ("vcpus", "outcome"),
+    [
+        (4000, "no_host"),  # both queries stop at the unsuffixed group: two empty answers, NoValidHost
+        (2, "scheduler_error"),  # the VCPU fallback reaches the unknown class: 400, the scheduler's TypeError
+    ],
+)
+def test_a_dedicated_flavors_unknown_class_is_checked_lazily_as_placement_does(world, placement, vcpus, outcome):
+    snapshot, aliases = world
+    flavor = {
+        "name": "pinned-nope",
+        "vcpus": vcpus,
+        "ram": 4096,
+        "disk": 20,
+        "extra_specs": {"hw:cpu_policy": "dedicated", "resources1:CUSTOM_NOPE": "1"},
+    }
+    (report,) = flavor_fit([flavor], snapshot, pci_aliases=aliases, pci_in_placement=True)
+    req = nova_flavor.translate(flavor, pci_aliases=aliases, pci_in_placement=True)
+    merged = nova_flavor.merge_answers(req, placement_answers(placement, req.queries))
+    assert report["outcome"] == merged["outcome"] == outcome
+    assert report["status"] == merged["status"]
