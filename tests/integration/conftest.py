@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.support.cyborg_server import CyborgServer
 from tests.support.ironic_server import IronicServer
 from tests.support.placement_server import PlacementServer
 
@@ -26,6 +27,15 @@ def ironic(tmp_path_factory):
     """One real Ironic (API + conductor, fake hardware, noauth) for the whole run; tests clean up after
     themselves (their nodes and rules)."""
     server = IronicServer(str(tmp_path_factory.mktemp("ironic")))
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def cyborg(tmp_path_factory):
+    """One real Cyborg (API + conductor in one process, SQLite, identity from headers) for the whole run."""
+    server = CyborgServer(str(tmp_path_factory.mktemp("cyborg")))
     server.start()
     yield server
     server.close()

@@ -2,8 +2,9 @@
 Cyborg's own objects, into the database of a running test Cyborg (run with Cyborg's venv).
 
 Usage: python cyborg_seed.py CONFIG_FILE JSON
-JSON: {"hostname", "vendor", "model", "type", "address", "rp_uuid", "name", "handles": N,
-       "attributes": {"rc": "PGPU", "trait0": "CUSTOM_..."}}; prints {"device_uuid", "deployable_uuid"}.
+JSON: a list of {"hostname", "vendor", "model", "type", "address", "rp_uuid", "name", "handles": N,
+      "attributes": {"rc": "PGPU", "trait0": "CUSTOM_..."}}; prints one {"device_uuid", "deployable_uuid"}
+      per item, as a JSON list.
 """
 
 import json
@@ -13,13 +14,18 @@ from oslo_utils import uuidutils
 
 
 def main() -> None:
-    config_file, spec = sys.argv[1], json.loads(sys.argv[2])
-    from cyborg import objects
+    config_file, specs = sys.argv[1], json.loads(sys.argv[2])
     from cyborg.common import service as cyborg_service
     from cyborg.context import get_admin_context
 
     cyborg_service.prepare_service(["cyborg-seed", "--config-file", config_file])
     context = get_admin_context()
+    print(json.dumps([seed(context, spec) for spec in specs]))
+
+
+def seed(context, spec: dict) -> dict:
+    from cyborg import objects
+
     device = objects.Device(
         context,
         uuid=uuidutils.generate_uuid(),
@@ -63,7 +69,7 @@ def main() -> None:
             attach_info=json.dumps(pci),
             in_use=False,
         ).create(context)
-    print(json.dumps({"device_uuid": device.uuid, "deployable_uuid": deployable.uuid}))
+    return {"device_uuid": device.uuid, "deployable_uuid": deployable.uuid}
 
 
 if __name__ == "__main__":

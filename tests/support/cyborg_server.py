@@ -78,7 +78,9 @@ class CyborgServer:
         self.venv = cyborg_venv()
         self.python = os.path.join(self.venv, "bin", "python")
         if not os.path.exists(os.path.join(self.venv, "bin", "cyborg-dbsync")):
-            raise CyborgUnavailable(f"no Cyborg venv at {self.venv}; run `make cyborg-venv` (tests need the real service)")
+            raise CyborgUnavailable(
+                f"no Cyborg venv at {self.venv}; run `make cyborg-venv` (tests need the real service)"
+            )
         self.workdir = workdir or tempfile.mkdtemp(prefix="cyborg-")
         self._own_workdir = workdir is None
         self.proc: subprocess.Popen | None = None
@@ -86,6 +88,7 @@ class CyborgServer:
         self.standin_port = free_port()
         self.config = os.path.join(self.workdir, "cyborg.conf")
         self.events_file = os.path.join(self.workdir, "nova-events.jsonl")
+        self.servers_file = os.path.join(self.workdir, "servers.json")
 
     @property
     def url(self) -> str:
@@ -93,8 +96,13 @@ class CyborgServer:
 
     @property
     def cloud(self) -> dict:
-        """The module ``cloud`` option that reaches this server (no authentication, fixed endpoint)."""
-        return {"auth_type": "none", "accelerator_endpoint_override": self.url + "/v2"}
+        """The module ``cloud`` option that reaches this server: a token (an administrator of ADMIN_PROJECT
+        here) and the endpoints of Cyborg and of the compute stand-in."""
+        return {
+            "auth_type": "admin_token",
+            "auth": {"endpoint": self.url + "/v2", "token": "admin"},
+            "compute_endpoint_override": f"http://127.0.0.1:{self.standin_port}/v2.1",
+        }
 
     def _env(self) -> dict:
         env = dict(os.environ)
@@ -106,6 +114,7 @@ class CyborgServer:
             handle.write(CONFIG.format(workdir=self.workdir, port=self.port, standin=self.standin_port))
         with open(os.path.join(self.workdir, "api-paste.ini"), "w") as handle:
             handle.write(API_PASTE)
+        self.set_servers([])
         subprocess.run(
             [os.path.join(self.venv, "bin", "cyborg-dbsync"), "--config-file", self.config, "create_schema"],
             env=self._env(),
@@ -115,7 +124,7 @@ class CyborgServer:
         out = open(os.path.join(self.workdir, "cyborg.out"), "ab")  # noqa: SIM115 - owned by proc
         self.proc = subprocess.Popen(
             [self.python, os.path.join(HERE, "cyborg_wsgi.py"), self.config, str(self.port), str(self.standin_port),
-             self.events_file],
+             self.events_file, self.servers_file, ADMIN_PROJECT],
             env=self._env(),
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -157,8 +166,16 @@ class CyborgServer:
         self.close()
 
     # -- raw HTTP, as a project member, an admin or Nova's service user ----------------------------
-    def request(self, method: str, path: str, body=None, project: str | None = ADMIN_PROJECT,
-                roles: str = "admin,member,reader", service: bool = False, microversion: str = MICROVERSION):  # fmt: skip
+    def request(
+        self,
+        method: str,
+        path: str,
+        body=None,
+        project: str | None = ADMIN_PROJECT,
+        roles: str = "admin,member,reader",
+        service: bool = False,
+        microversion: str = MICROVERSION,
+    ):
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("OpenStack-API-Version", f"accelerator {microversion}")
@@ -182,16 +199,22 @@ class CyborgServer:
             except ValueError:
                 return err.code, raw.decode(errors="replace")
 
-    def seed(self, **spec) -> dict:
-        """A device, its control path, one deployable (provider ``rp_uuid``), attributes and attach handles."""
+    def seed(self, *specs: dict) -> list[dict]:
+        """For each spec: a device, its control path, one deployable (provider ``rp_uuid``), attributes and
+        attach handles (see cyborg_seed.py), all in one process."""
         proc = subprocess.run(
-            [self.python, os.path.join(HERE, "cyborg_seed.py"), self.config, json.dumps(spec)],
+            [self.python, os.path.join(HERE, "cyborg_seed.py"), self.config, json.dumps(list(specs))],
             env=self._env(),
             check=True,
             capture_output=True,
             text=True,
         )
         return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def set_servers(self, alive: list[str]) -> None:
+        """The servers the compute stand-in lists (the instances that exist)."""
+        with open(self.servers_file, "w") as handle:
+            json.dump(list(alive), handle)
 
     def events(self) -> list[dict]:
         """The external events Cyborg sent to Nova (the stand-in's record)."""

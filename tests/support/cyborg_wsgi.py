@@ -5,23 +5,27 @@ the conductor over RPC. This script does what DESIGN.md describes: ``prepare_ser
 ``RPCService`` over ``transport_url = fake://`` (oslo.messaging's in-process bus), and the API app from
 ``load_app()`` (an api-paste.ini without the Keystone filter) served by wsgiref on 127.0.0.1, at ``/``
 and at ``/accelerator``. Identity comes from the request headers (``X-Roles``, ``X-Project-Id``,
-``X-Service-Roles``).
+``X-Service-Roles``) as Keystone's middleware would set them; a request that carries only a token (an
+openstacksdk client with ``auth_type: admin_token``) gets the identity of an administrator of
+``PROJECT``, which is what Keystone would resolve such a token to.
 
 Cyborg calls Nova (``os-server-external-events`` after a bind) and discovers the versions of Nova and
-Placement; a small stand-in answers those on a second port and records the events. The subject under
-test is Cyborg's API, not those calls.
+Placement; a small stand-in answers those on a second port and records the events. It also lists the
+servers a test declares alive (``SERVERS_FILE``, a JSON list of UUIDs) at ``/v2.1/servers``, so a
+report can read servers through openstacksdk. The subject under test is Cyborg's API, not those calls.
 
-Usage: python cyborg_wsgi.py CONFIG_FILE PORT STANDIN_PORT EVENTS_FILE
+Usage: python cyborg_wsgi.py CONFIG_FILE PORT STANDIN_PORT EVENTS_FILE SERVERS_FILE PROJECT
 """
 
 import json
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlparse
 from wsgiref import simple_server
 
 
-def standin(port: int, events_file: str) -> None:
+def standin(port: int, events_file: str, servers_file: str) -> None:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -42,8 +46,13 @@ def standin(port: int, events_file: str) -> None:
                 {"id": "v1.0", "status": "CURRENT", "max_version": "1.39", "min_version": "1.0",
                  "links": [{"rel": "self", "href": base + "/"}]},
             ]  # fmt: skip
-            if self.path.rstrip("/") in ("", "/v2.1"):
-                return self._reply(200, {"versions": versions} if self.path in ("", "/") else {"version": versions[0]})
+            path = urlparse(self.path).path.rstrip("/")
+            if path in ("", "/v2.1"):
+                return self._reply(200, {"versions": versions} if not path else {"version": versions[0]})
+            if path in ("/v2.1/servers", "/v2.1/servers/detail"):
+                with open(servers_file) as handle:
+                    alive = json.load(handle)
+                return self._reply(200, {"servers": [{"id": u, "name": f"server-{u[:8]}", "links": []} for u in alive]})
             return self._reply(404, {"error": f"the stand-in answers no {self.path}"})
 
         def do_POST(self):  # noqa: N802
@@ -60,8 +69,8 @@ def standin(port: int, events_file: str) -> None:
 
 
 def main() -> None:
-    config_file, port, standin_port, events_file = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    standin(standin_port, events_file)
+    config_file, port, standin_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    standin(standin_port, sys.argv[4], sys.argv[5])
 
     from cyborg.api import app as cyborg_app
     from cyborg.common import constants
@@ -72,7 +81,11 @@ def main() -> None:
     conductor.start()
     api = cyborg_app.load_app()
 
+    project = sys.argv[6]
+
     def application(environ, start_response):
+        if environ.get("HTTP_X_AUTH_TOKEN") and not environ.get("HTTP_X_ROLES"):
+            environ.update(HTTP_X_ROLES="admin,member,reader", HTTP_X_PROJECT_ID=project, HTTP_X_USER_ID="admin")
         path = environ.get("PATH_INFO", "")
         if path == "/accelerator" or path.startswith("/accelerator/"):
             environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + "/accelerator"
