@@ -32,6 +32,12 @@ options:
     description: How long an ARQ may stay C(Initial) or C(BindFailed); seconds, or a number with C(s), C(m), C(h), C(d) or C(w).
     type: str
     default: 1h
+  with_arqs:
+    description:
+      - Read and classify the ARQs. V(false) skips them (and the servers), for a caller that wants only
+        O(with_inventory).
+    type: bool
+    default: true
   with_inventory:
     description:
       - Also return Cyborg's device profiles, devices and deployables (RV(device_profiles), RV(devices),
@@ -123,6 +129,7 @@ class CyborgArqInfoModule(OpenStackModule):
     argument_spec = {
         "instances": {"type": "list", "elements": "str"},
         "stale_after": {"type": "str", "default": "1h"},
+        "with_arqs": {"type": "bool", "default": True},
         "with_inventory": {"type": "bool", "default": False},
     }
 
@@ -145,9 +152,11 @@ class CyborgArqInfoModule(OpenStackModule):
     def run(self) -> dict:
         p = self.params
         client = CyborgClient(self.connection.accelerator)
-        arqs = client.arqs()
-        instances = p["instances"] if p["instances"] is not None else self._servers()
-        report = arq_report(arqs, instances, p["stale_after"])
+        if p["with_arqs"]:
+            instances = p["instances"] if p["instances"] is not None else self._servers()
+            report = arq_report(client.arqs(), instances, p["stale_after"])
+        else:
+            report = arq_report([], [], p["stale_after"])
         result = {"changed": False, **report, "findings": arq_findings(report)}
         if p["with_inventory"]:
             result.update(device_profiles=client.profiles(), devices=client.devices(), deployables=client.deployables())

@@ -72,9 +72,9 @@ def arqs(cyborg):
     roles["orphaned"] = _create_arq(cyborg)
     _bind(cyborg, roles["orphaned"], "gpu-b", rp_free, deleted)
     _state(cyborg, roles["orphaned"], ("Bound",))
-    roles["no_project"] = _create_arq(cyborg, project=False)
     time.sleep(max(0.0, STALE_AFTER + 2 - (time.monotonic() - started)))
     roles["fresh_initial"] = _create_arq(cyborg)
+    roles["no_project"] = _create_arq(cyborg, project=False)
     # The server whose build failed still exists (in ERROR): its BindFailed ARQ is stale, not orphaned.
     return roles, [live, failed_for]
 

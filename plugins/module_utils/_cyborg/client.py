@@ -12,6 +12,8 @@ from urllib.parse import quote
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 
 MICROVERSION = "2.0"
+# Devices show their status (enabled / disabled) from 2.3 on (Cyborg 2023.1 and later).
+DEVICE_STATUS_MICROVERSION = "2.3"
 # More records than this in one listing is not a cloud this report can reason about safely.
 MAX_RECORDS = 100000
 
@@ -27,9 +29,11 @@ class CyborgClient:
         self.adapter = adapter
         self.microversion = microversion
 
-    def _call(self, method: str, path: str, ok: tuple[int, ...], **kwargs):
+    def _call(self, method: str, path: str, ok: tuple[int, ...], microversion: str | None = None, **kwargs):
         try:
-            resp = getattr(self.adapter, method)(path, microversion=self.microversion, raise_exc=False, **kwargs)
+            resp = getattr(self.adapter, method)(
+                path, microversion=microversion or self.microversion, raise_exc=False, **kwargs
+            )
         except Exception as exc:
             raise CyborgError(f"Cyborg did not answer {method.upper()} {path}: {exc}; check it runs") from exc
         if resp.status_code not in ok:
@@ -39,8 +43,8 @@ class CyborgClient:
         except ValueError as exc:
             raise CyborgError(f"Cyborg's answer to {method.upper()} {path} is not JSON") from exc
 
-    def _list(self, path: str, key: str) -> list[dict]:
-        body = self._call("get", path, (200,))
+    def _list(self, path: str, key: str, microversion: str | None = None) -> list[dict]:
+        body = self._call("get", path, (200,), microversion)
         items = body.get(key) if isinstance(body, dict) else None
         if not isinstance(items, list) or len(items) > MAX_RECORDS:
             raise CyborgError(f"Cyborg's answer to GET {path} holds no usable {key!r} list")
@@ -70,6 +74,12 @@ class CyborgClient:
         return self._list("/accelerator_requests", "arqs")
 
     def devices(self) -> list[dict]:
+        """Devices with their status where Cyborg reports it (2.3); an older Cyborg lists them without."""
+        try:
+            return self._list("/devices", "devices", DEVICE_STATUS_MICROVERSION)
+        except CyborgError as exc:
+            if " 406 " not in str(exc):
+                raise
         return self._list("/devices", "devices")
 
     def deployables(self) -> list[dict]:
