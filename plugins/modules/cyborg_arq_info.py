@@ -157,6 +157,8 @@ class CyborgArqInfoModule(OpenStackModule):
             report = arq_report(client.arqs(), instances, p["stale_after"])
         else:
             report = arq_report([], [], p["stale_after"])
+        for warning in report.pop("warnings"):
+            self.ansible.warn(warning)
         result = {"changed": False, **report, "findings": arq_findings(report)}
         if p["with_inventory"]:
             result.update(device_profiles=client.profiles(), devices=client.devices(), deployables=client.deployables())

@@ -6,8 +6,8 @@ DOCUMENTATION = r"""
 module: ironic_inspection_rule
 short_description: Create, update or delete one of Ironic's inspection rules
 description:
-  - Makes one inspection rule of Ironic's built-in inspection (API microversion 1.96, Ironic 2025.1 and
-    later) exist with the given conditions and actions, or removes it.
+  - Makes one inspection rule of Ironic's built-in inspection (API microversion 1.96 or later) exist
+    with the given conditions and actions, or removes it.
   - The rule is found by O(uuid), or by the uuid derived from O(name) when O(uuid) is not given, so the
     same task finds its own rule on every run.
   - The rule is validated before any call (operators and actions Ironic 39 knows, priority 0 to 9999,
@@ -74,8 +74,8 @@ attributes:
     description: The rule before and after.
 notes:
   - Talks to Ironic's v1 API (C(/v1/inspection_rules)) with microversion 1.96.
-  - A standalone Ironic with C(auth_strategy = noauth) is reached with
-    O(cloud={auth_type: none, baremetal_endpoint_override: URL}).
+  - A standalone Ironic with C(auth_strategy = noauth) is reached with O(cloud) set to a dict holding
+    C(auth_type) V(none) and C(baremetal_endpoint_override) (the Ironic URL).
 """
 
 EXAMPLES = r"""

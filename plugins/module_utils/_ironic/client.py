@@ -60,7 +60,7 @@ class IronicClient:
         text = _detail(data, resp.text or resp.reason or "")
         hint = ""
         if resp.status_code == 406 or "version" in text.lower():
-            hint = "; inspection rules need Ironic API 1.96 or newer (Ironic 2025.1 and later)"
+            hint = "; inspection rules need Ironic API microversion 1.96 or newer"
         raise IronicError(f"Ironic answered {resp.status_code} to {method} {path}: {text}{hint}")
 
     def list_rules(self) -> list[dict]:
