@@ -52,6 +52,7 @@ attributes:
     description: The module only reads.
   diff_mode:
     support: none
+    description: The module changes nothing, so there is no difference to show.
 notes:
   - Talks to Cyborg's v2 API (C(/v2/accelerator_requests)) with microversion 2.0.
   - Cyborg 17 deletes a bound ARQ only for a request that carries a service token; the finding's fix says so.
