@@ -18,7 +18,7 @@ from tests.support.ansible_runner import run_module
 
 PROFILE = "accel-test-h100"
 GROUPS = [{"resources:PGPU": "1", "trait:CUSTOM_GPU_H100": "required"}]
-STALE_AFTER = 20
+STALE_AFTER = 12
 
 
 def _create_arq(cyborg, project=True) -> str:

@@ -75,10 +75,16 @@ def validate(world, flavors: list[dict]) -> dict:
     return report, chain["ansible_facts"]["__accel_validate_chain"]
 
 
+def walk(world, flavors: list[dict]) -> list[dict]:
+    """The chain findings from what the modules read of the real Cyborg and the real Placement."""
+    cyborg, placement = world
+    snapshot = run_module("placement_info", placement.auth)["fleet"]
+    info = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "with_arqs": False, "with_inventory": True})
+    return chain_findings(flavors, info, snapshot)
+
+
 def test_a_provider_without_owner_cyborg_breaks_the_placement_link(world):
-    report, chains = validate(world, [GOOD])
-    assert report["rc"] != 0
-    ((finding),) = chains
+    ((finding),) = walk(world, [GOOD])
     assert (finding["flavor"], finding["broken"]) == ("a100-good", "placement")
     assert "lacks OWNER_CYBORG" in finding["message"] and "gpu-c_0000:81:00.0" in finding["message"]
     assert [link["ok"] for link in finding["links"]] == [True, False]
@@ -92,9 +98,8 @@ def own(placement) -> None:
     assert placement.request("PUT", f"/resource_providers/{RP}/traits", body)[0] == 200
 
 
-def test_the_profile_link_names_the_trait_cyborg_registered(world):
+def test_the_validate_stage_names_the_broken_link_and_passes_the_whole_chain(world):
     own(world[1])
-
     report, chains = validate(world, [GOOD, TYPO, MISSING])
     assert report["rc"] != 0
     found = {f["flavor"]: f for f in chains}
@@ -102,18 +107,18 @@ def test_the_profile_link_names_the_trait_cyborg_registered(world):
     assert found["a100-typo"]["broken"] == "profile"
     assert f"asks trait CUSTOM_NVIDIA_A100_CHAIN; did you mean {TRAIT}?" in found["a100-typo"]["message"]
     assert found["a100-missing"]["broken"] == "profile" and "does not exist" in found["a100-missing"]["message"]
-
-    report, chains = validate(world, [GOOD])
-    assert report["rc"] == 0 and chains == [], report["stats"]
     (fit,) = task_results(report, "Check every flavor against the fleet").values()
-    (good,) = fit["ansible_facts"]["__accel_validate_flavor_result"]["flavors"]
-    assert good["outcome"] == "fits" and good["hosts"] == ["gpu-c"]
+    flavors = {f["name"]: f for f in fit["ansible_facts"]["__accel_validate_flavor_result"]["flavors"]}
+    # The profiles came from Cyborg: the good flavor fits where Cyborg's provider is.
+    assert (flavors["a100-good"]["outcome"], flavors["a100-good"]["hosts"]) == ("fits", ["gpu-c"])
+    assert flavors["a100-good"]["ok"] and not flavors["a100-typo"]["ok"]
+    (failed,) = task_results(report, "Fail when a flavor or request cannot be placed as declared").values()
+    assert "a100-typo" in failed["msg"] and "a100-missing" in failed["msg"] and "a100-good" not in failed["msg"]
 
 
 def test_disabled_devices_break_the_cyborg_link(world):
     cyborg, placement = world
     own(placement)
-    snapshot = run_module("placement_info", placement.auth)["fleet"]
     _status, devices = cyborg.request("GET", "/v2/devices", microversion="2.3")
     enabled = [d["uuid"] for d in devices["devices"] if d["status"] == "enabled"]
     try:
@@ -123,11 +128,9 @@ def test_disabled_devices_break_the_cyborg_link(world):
             assert cyborg.request("POST", f"/v2/devices/{device}/disable", microversion="2.3")[0] in (200, 500)
         _status, devices = cyborg.request("GET", "/v2/devices", microversion="2.3")
         assert {d["status"] for d in devices["devices"]} == {"maintaining"}
-        info = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "with_arqs": False, "with_inventory": True})
-        ((finding),) = chain_findings([GOOD], info, snapshot)
+        ((finding),) = walk(world, [GOOD])
         assert finding["broken"] == "cyborg" and "no enabled device" in finding["message"]
     finally:
         for device in enabled:
             cyborg.request("POST", f"/v2/devices/{device}/enable", microversion="2.3")
-    info = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "with_arqs": False, "with_inventory": True})
-    assert chain_findings([GOOD], info, snapshot) == []
+    assert walk(world, [GOOD]) == []
