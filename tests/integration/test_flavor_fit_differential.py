@@ -192,7 +192,7 @@ def generated_baremetal_flavors(count: int, seed: int = 13) -> list[dict]:
     zeroed = {"resources:VCPU": "0", "resources:MEMORY_MB": "0", "resources:DISK_GB": "0"}
     flavors = []
     for n in range(count):
-        rc = rng.choice(BAREMETAL_CLASSES + ["CUSTOM_GPU_MI300X8"])
+        rc = rng.choice([*BAREMETAL_CLASSES, "CUSTOM_GPU_MI300X8"])
         kind = rng.choice(["ok", "ok", "trait", "forbidden", "not_zeroed", "two", "case", "no_custom"])
         specs = dict(zeroed, **{f"resources:{rc}": "1"})
         if kind == "trait":

@@ -291,11 +291,11 @@ def scale_fleet(nodes: int, seed: int = 1) -> dict:
     return {"resource_providers": providers}
 
 
-BAREMETAL_CLASSES = ["CUSTOM_GPU_H100X8", "CUSTOM_GPU_A100X4", "CUSTOM_GPU_L40SX2"]
-BAREMETAL_TRAITS = ["CUSTOM_GPU_NVLINK", "CUSTOM_GPU_NVSWITCH", "CUSTOM_GPU_COUNT_8", "CUSTOM_GPU_COUNT_4"]
+BAREMETAL_CLASSES = ("CUSTOM_GPU_H100X8", "CUSTOM_GPU_A100X4", "CUSTOM_GPU_L40SX2")
+BAREMETAL_TRAITS = ("CUSTOM_GPU_NVLINK", "CUSTOM_GPU_NVSWITCH", "CUSTOM_GPU_COUNT_8", "CUSTOM_GPU_COUNT_4")
 
 
-def baremetal_nodes(rng: random.Random, count: int, classes: list[str] = BAREMETAL_CLASSES) -> list[dict]:
+def baremetal_nodes(rng: random.Random, count: int, classes: tuple[str, ...] = BAREMETAL_CLASSES) -> list[dict]:
     """Ironic nodes as Nova's Ironic driver reports them: a root provider named by the node's UUID with one
     unit of its custom class (min_unit = max_unit = total = 1) and no VCPU, MEMORY_MB or DISK_GB, the node's
     traits plus the ones nova-compute adds (OWNER_NOVA). A node in maintenance (or not available) has its
@@ -312,7 +312,7 @@ def baremetal_nodes(rng: random.Random, count: int, classes: list[str] = BAREMET
             None,
             {rc: {"total": 1, "reserved": int(state == "maintenance"), "min_unit": 1, "max_unit": 1,
                   "step_size": 1, "allocation_ratio": 1.0}},
-            ["OWNER_NOVA"] + rng.sample(BAREMETAL_TRAITS, rng.randint(0, 2)),
+            ["OWNER_NOVA"] + rng.sample(list(BAREMETAL_TRAITS), rng.randint(0, 2)),
             [],
         )  # fmt: skip
         node["uuid"] = node["root_provider_uuid"] = node_uuid
