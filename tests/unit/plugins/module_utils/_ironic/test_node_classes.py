@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import tempfile
 
 import pytest
 
+from ansible_collections.accel.openstack.plugins.filter.nova import nova_compute_conf, nova_pci_alias
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection_rules import (
     RuleError,
     declared_rule,
@@ -21,6 +24,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.policy impor
     baremetal_policy,
     parse_policy,
 )
+from tests.support.fake_sysfs import build_root
 
 HGX = {"name": "hgx", "vendor_id": "10de", "product_id": "2330", "mode": "baremetal", "count": 8,
        "model": "H100", "interconnect": "nvswitch", "resource_class": "GPU_H100X8"}  # fmt: skip
@@ -140,3 +144,13 @@ def test_declared_rule_is_validated_before_any_call():
     with pytest.raises(RuleError, match="actions is empty"):
         declared_rule("r1", [], [])
     assert declared_rule("r1", [{"op": "!eq", "args": {"values": [1, 1]}}], None)["actions"] == []
+
+
+def test_the_nova_config_stage_renders_the_same_with_or_without_baremetal_entries():
+    with tempfile.TemporaryDirectory() as tmp:
+        facts, _warnings = discover(build_root("hgx-h100", tmp))
+    plain = [dict(PASSTHROUGH, traits=["CUSTOM_GPU_NVLINK"])]
+    both = plain + [HGX, dict(HGX, name="pair", count=2, interconnect="pcie", resource_class="GPU_H100X2")]
+    assert nova_pci_alias(both) == nova_pci_alias(plain)
+    assert nova_compute_conf(facts, both, "hgx-01", True) == nova_compute_conf(facts, plain, "hgx-01", True)
+    assert "alias" in nova_compute_conf(facts, both, "hgx-01", True)
