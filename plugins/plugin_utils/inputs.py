@@ -1,0 +1,478 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One validation layer for what reaches the controller: flavors, fleets, facts, caches, answers.
+
+Every lookup, filter and the fleet inventory pass their inputs through here before any work starts, so
+the domain code (the flavor translation, the solver, the modelled Nova filters) sees plain, bounded
+values:
+
+- **Types as Ansible delivers them.** ansible-core 2.19 hands plugins tagged values (``str``, ``int``,
+  ``dict`` and ``list`` subclasses carrying their origin), lazy template containers that template on
+  access, and ``AnsibleUnsafe`` text. :func:`plain` copies such data into plain ``dict``, ``list``,
+  ``str``, ``int``, ``float``, ``bool`` and ``None``, nested at most :data:`MAX_DEPTH` deep and holding
+  at most :data:`MAX_ITEMS` values, and refuses a whole number of more than 64 bits (a 5,000-digit
+  number) by its size, without converting it to text.
+- **Numbers that set an amount of work.** Nova's API takes a flavor's vCPUs, RAM, disk, ephemeral disk
+  and swap as whole numbers up to 2,147,483,647, extra spec keys of 1 to 255 characters from
+  ``[a-zA-Z0-9-_:. ]`` and values of at most 255 characters: :func:`flavor` refuses the same, with a
+  message naming the flavor, the key and the fix. Beyond Nova's limits, the collection computes per CPU,
+  per NUMA cell and per device only up to the largest host it models (:data:`MAX_HOST_CPUS` CPUs,
+  :data:`MAX_NUMA_CELLS` NUMA cells, :data:`MAX_DEVICES` PCI devices per flavor): a flavor that pins more
+  CPUs, asks more guest NUMA nodes or more devices than that fits no host, and is reported so
+  (``too_big``) without the work.
+- **Records.** Root provider records of a fleet snapshot (``disabled``, ``numa_cells``, ``pci_pools``),
+  discovery facts (``accel_numa_nodes``, ``accel_pci_devices``) and CPU sets are checked field by field;
+  a wrong type or an out-of-range number is refused with the record and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+
+# Nova's and Placement's integer columns (nova.db.constants.MAX_INT; Placement's inventory fields).
+MAX_INT = 0x7FFFFFFF
+# The largest host the collection computes per CPU for (discovery refuses a CPU list naming more).
+MAX_HOST_CPUS = 65536
+# Linux allows at most 1024 NUMA nodes (CONFIG_NODES_SHIFT=10).
+MAX_NUMA_CELLS = 1024
+# PCI devices one flavor may ask for (each becomes a request group when PCI is in Placement).
+MAX_DEVICES = 1024
+# Extra specs of one flavor, and numbered request groups they may declare.
+MAX_EXTRA_SPECS = 4096
+# Nested containers and values in one input.
+MAX_DEPTH = 64
+MAX_ITEMS = 2_000_000
+# Text of one value (a trait name is at most 255; an INI value or a fact is far below this).
+MAX_TEXT = 1 << 20
+_LARGEST = (1 << 63) - 1
+_SPEC_KEY = re.compile(r"[a-zA-Z0-9\-_:. ]{1,255}")
+_CPU_SPEC_KEYS = ("hw:cpu_dedicated_mask", "hw:cpu_realtime_mask")
+_CPU_SPEC_PREFIXES = ("hw:numa_cpus.",)
+_DIGITS = re.compile(r"\s*[-+]?[0-9]+\s*")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+DEVICE_TYPES = ("type-PCI", "type-PF", "type-VF")
+
+
+class InputError(AccelError, ValueError):
+    """An input that is not usable; the message names where it is and what to give instead."""
+
+
+class FlavorInputError(InputError):
+    """A flavor refused before its translation: ``code`` is ``invalid_flavor`` (Nova's API refuses it) or
+    ``too_big`` (Nova takes it, but it fits no host the collection models)."""
+
+    def __init__(self, msg: str, name: str | None, code: str = "invalid_flavor"):
+        super().__init__(msg, flavor=name, code=code)
+        self.name = name
+        self.code = code
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    for kind, words in ((bool, "a boolean"), (str, "a string"), (int, "an integer"), (float, "a number")):
+        if isinstance(value, kind):
+            return words
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return type(value).__name__
+
+
+def _shown(value: object, width: int = 60) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 64:
+        return f"a whole number of about {_digits(value):,} digits"
+    if isinstance(value, str) and len(value) > width:
+        return repr(value[: width - 3]) + f"... ({len(value):,} characters)"
+    text = repr(value) if isinstance(value, str | int | float | bool) or value is None else f"<{_kind(value)}>"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _digits(number: int) -> int:
+    """Decimal digits of ``number``, estimated from its bits (never converted to text)."""
+    return int(abs(number).bit_length() * 0.30103) + 1
+
+
+class _Counter:
+    __slots__ = ("left",)
+
+    def __init__(self, items: int):
+        self.left = items
+
+
+def plain(value, where: str, *, max_items: int = MAX_ITEMS):
+    """``value`` as plain JSON-like Python data (tags, laziness and unsafe marks removed), or InputError.
+
+    Objects of other types (a Fleet, a datetime) are kept as they are; the checks of each field refuse
+    them where a plain value belongs."""
+    return _plain(value, where, 0, _Counter(max_items))
+
+
+def _plain(value, where: str, depth: int, counter: _Counter):
+    counter.left -= 1
+    if counter.left < 0:
+        raise InputError(f"{where}: holds more than {MAX_ITEMS:,} values; give a smaller input")
+    if value is None or isinstance(value, bool):
+        return None if value is None else bool(value)
+    if isinstance(value, int):
+        if value.bit_length() > 63:
+            raise InputError(
+                f"{where}: is a whole number of about {_digits(value):,} digits; numbers here are at most {_LARGEST:,}"
+            )
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise InputError(f"{where}: is a text of {len(value):,} characters; at most {MAX_TEXT:,} are taken")
+        return str(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_DEPTH:
+        raise InputError(f"{where}: is nested more than {MAX_DEPTH} levels deep; no input of the collection is")
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            key = _plain(key, f"{where}: a key", depth + 1, counter)
+            out[key] = _plain(item, f"{where}[{_shown(key, 40)}]", depth + 1, counter)
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain(item, f"{where}[{index}]", depth + 1, counter) for index, item in enumerate(value)]
+    return value
+
+
+def integer(value, where: str, minimum: int | None = 0, maximum: int | None = MAX_INT, optional=False):
+    """A whole number (or a string of digits, as Nova's API takes) within the bounds, or InputError."""
+    if value is None and optional:
+        return None
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value):
+        if len(value.strip().lstrip("+-")) > 19:
+            number = None
+            raise InputError(
+                f"{where} is a number of {len(value.strip()):,} digits; give a whole number{_range(minimum, maximum)}"
+            )
+        number = int(value)
+    elif isinstance(value, float) and value.is_integer() and abs(value) <= _LARGEST:
+        number = int(value)
+    if number is None:
+        raise InputError(f"{where} is {_kind(value)} ({_shown(value)}); give a whole number{_range(minimum, maximum)}")
+    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        raise InputError(f"{where} is {_shown(number)}; give a whole number{_range(minimum, maximum)}")
+    return number
+
+
+def _range(minimum, maximum) -> str:
+    if minimum is not None and maximum is not None:
+        return f" from {minimum:,} to {maximum:,}"
+    if minimum is not None:
+        return f" of {minimum:,} or more"
+    return f" of at most {maximum:,}" if maximum is not None else ""
+
+
+def boolean(value, where: str, optional: bool = False):
+    """A boolean from a real boolean or one of Ansible's boolean words (``"false"`` is false), or InputError."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        word = value.strip().lower() if isinstance(value, str) else value
+        if word in BOOLEANS_TRUE:
+            return True
+        if word in BOOLEANS_FALSE:
+            return False
+    raise InputError(f"{where} is {_kind(value)} ({_shown(value)}); give true or false")
+
+
+def text(value, where: str, maximum: int = 255, optional: bool = False, empty: bool = False):
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or (not value and not empty):
+        raise InputError(f"{where} is {_kind(value)} ({_shown(value)}); give a non-empty string")
+    if len(value) > maximum:
+        raise InputError(f"{where} is {len(value):,} characters long; at most {maximum} are allowed")
+    return value
+
+
+# -- CPU sets --------------------------------------------------------------------------------------
+def cpu_set_problem(spec: str, largest: int = MAX_HOST_CPUS - 1) -> str | None:
+    """Why a CPU set text (``"0-3,^2,8"``) cannot be expanded within bounds; None when it can.
+
+    Checked on the text, before any range is expanded: every CPU number at most ``largest``, and at
+    most 4,096 characters."""
+    if not isinstance(spec, str):
+        return f"is {_kind(spec)}; give a CPU set such as '0-3,^2'"
+    if len(spec) > 4096:
+        return f"is {len(spec):,} characters long; a CPU set is at most 4,096"
+    for number in re.findall(r"[0-9]+", spec):
+        if len(number) > 6 or int(number) > largest:
+            shown = number if len(number) <= 12 else f"a number of {len(number):,} digits"
+            return f"names CPU {shown}; CPU numbers here go up to {largest:,}"
+    return None
+
+
+# -- flavors ---------------------------------------------------------------------------------------
+_SIZES = (("vcpus", 1, "vCPUs", True), ("ram", 1, "MB", True), ("disk", 0, "GB", True))
+_OPTIONAL_SIZES = (("ephemeral", "GB"), ("swap", "MB"), ("OS-FLV-EXT-DATA:ephemeral", "GB"))
+
+
+def flavor(value, index: int) -> dict:
+    """One flavor as plain data, checked as Nova's API checks it and bounded for the collection's work.
+
+    Raises FlavorInputError naming the flavor (by name, else by position) and the key."""
+    where = f"flavors[{index}]"
+    raw_name = value.get("name") if isinstance(value, Mapping) else None
+    if isinstance(raw_name, str) and 0 < len(raw_name) <= 255:
+        where = f"flavor {str(raw_name)!r}"
+    try:
+        data = plain(value, where, max_items=100_000)
+    except InputError as exc:
+        raise FlavorInputError(exc.msg, str(raw_name) if where != f"flavors[{index}]" else None) from None
+    if not isinstance(data, Mapping):
+        raise FlavorInputError(
+            f"{where} is {_kind(data)} ({_shown(data)}); a flavor is a mapping with name, vcpus, ram and disk", None
+        )
+    name = data.get("name")
+    if isinstance(name, str) and name and len(name) <= 255:
+        label = f"flavor {name!r}"
+    else:
+        label = where
+        if name is not None:
+            problem = (
+                f"is {len(name):,} characters long; Nova takes at most 255"
+                if isinstance(name, str) and name
+                else f"is {_kind(name)} ({_shown(name)}); give the flavor's name"
+            )
+            raise FlavorInputError(f"{where}: name {problem}", None)
+    who = name if isinstance(name, str) else None
+
+    def refuse(message: str, code: str = "invalid_flavor"):
+        raise FlavorInputError(f"{label}: {message}", who, code)
+
+    for key, _minimum, unit, _required in _SIZES:
+        if data.get(key) is None:
+            continue  # the translation names a missing size
+        if isinstance(data[key], bool):
+            refuse(f"{key} is a boolean; give a whole number of {unit}")
+        try:
+            integer(data[key], key, 0, MAX_INT)
+        except InputError as exc:
+            refuse(f"{exc.msg} (Nova's API limit); {key} is in {unit}")
+    for key, unit in _OPTIONAL_SIZES:
+        if data.get(key) is not None:
+            try:
+                integer(data[key], key, 0, MAX_INT)
+            except InputError as exc:
+                refuse(f"{exc.msg} (Nova's API limit); {key} is in {unit}")
+    specs = data.get("extra_specs")
+    if specs is None:
+        specs = data.get("properties")
+    if specs is None:
+        return data
+    if not isinstance(specs, Mapping):
+        return data  # the translation refuses it with its own words
+    if len(specs) > MAX_EXTRA_SPECS:
+        refuse(f"has {len(specs):,} extra specs; at most {MAX_EXTRA_SPECS:,} are taken")
+    for key, spec in specs.items():
+        if not isinstance(key, str) or not _SPEC_KEY.fullmatch(key):
+            shown = f"{len(key):,} characters long" if isinstance(key, str) and len(key) > 255 else _shown(key)
+            refuse(
+                f"extra spec key {shown if not isinstance(key, str) or len(key) <= 255 else '(' + shown + ')'} "
+                "is refused by Nova's API: a key is 1 to 255 characters of letters, digits, '-', '_', ':', "
+                "'.' and spaces"
+            )
+        if isinstance(spec, Mapping | list):
+            refuse(f"extra spec {key!r} is {_kind(spec)}; give a string")
+        if isinstance(spec, str) and len(spec) > 255:
+            refuse(f"extra spec {key!r} is {len(spec):,} characters long; Nova's API takes at most 255")
+        if isinstance(spec, int) and not isinstance(spec, bool) and abs(spec) > MAX_INT:
+            refuse(f"extra spec {key!r} is {_shown(spec)}; give a whole number of at most {MAX_INT:,}")
+        if key in _CPU_SPEC_KEYS or key.startswith(_CPU_SPEC_PREFIXES):
+            # These name guest CPUs, 0 to vcpus - 1 (Nova refuses any other).
+            vcpus = _spec_int({"v": data.get("vcpus")}, "v") or 1
+            problem = cpu_set_problem(str(spec), min(vcpus, MAX_HOST_CPUS) - 1)
+            if problem:
+                refuse(f"extra spec {key!r} {problem} (the flavor has {vcpus:,} vCPUs, numbered from 0)")
+    _work_bounds(data, specs, refuse)
+    return data
+
+
+def _spec_int(specs: Mapping, key: str) -> int | None:
+    value = specs.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _DIGITS.fullmatch(value) and len(value.strip()) <= 19:
+        return int(value)
+    return None
+
+
+def _work_bounds(data: Mapping, specs: Mapping, refuse) -> None:
+    """Refuse as ``too_big`` what would make the collection compute per CPU, cell or device past the
+    largest host it models."""
+    vcpus = _spec_int({"v": data.get("vcpus")}, "v") or 0
+    pinned = str(specs.get("hw:cpu_policy", "")).strip() in ("dedicated", "mixed")
+    nodes = _spec_int(specs, "hw:numa_nodes")
+    if pinned and vcpus > MAX_HOST_CPUS:
+        refuse(
+            f"pins {vcpus:,} vCPUs (hw:cpu_policy {specs['hw:cpu_policy']}); no host the collection models has "
+            f"more than {MAX_HOST_CPUS:,} CPUs, so it fits no host",
+            "too_big",
+        )
+    if nodes is not None and nodes > MAX_NUMA_CELLS:
+        refuse(
+            f"asks {nodes:,} guest NUMA nodes (hw:numa_nodes); a host has at most {MAX_NUMA_CELLS:,} NUMA "
+            "cells, so it fits no host",
+            "too_big",
+        )
+    if nodes is not None and vcpus > MAX_HOST_CPUS:
+        refuse(
+            f"spreads {vcpus:,} vCPUs over guest NUMA nodes; no host the collection models has more than "
+            f"{MAX_HOST_CPUS:,} CPUs, so it fits no host",
+            "too_big",
+        )
+    aliases = specs.get("pci_passthrough:alias")
+    if isinstance(aliases, str):
+        total = 0
+        for count in re.findall(r":\s*([0-9]+)", aliases):
+            if len(count) > 9:
+                total = MAX_DEVICES + 1
+                break
+            total += int(count)
+        if total > MAX_DEVICES:
+            refuse(
+                f"asks {'more than ' + format(MAX_DEVICES, ',') if total == MAX_DEVICES + 1 else format(total, ',')} "
+                f"PCI devices (pci_passthrough:alias); the collection models at most {MAX_DEVICES:,} devices "
+                "per flavor, so it fits no host",
+                "too_big",
+            )
+
+
+# -- fleet snapshots ---------------------------------------------------------------------------------
+def fleet_snapshot(snapshot) -> dict:
+    """The snapshot as plain data with the optional root record keys the Nova filters read checked:
+    ``disabled`` (a boolean or Ansible's boolean words), ``numa_cells`` and ``pci_pools``."""
+    data = plain(snapshot, "fleet")
+    if not isinstance(data, Mapping) or not isinstance(data.get("resource_providers"), list):
+        return data  # Fleet.from_snapshot answers the shape with its own words
+    for index, record in enumerate(data["resource_providers"]):
+        if not isinstance(record, dict):
+            continue
+        name = record.get("name") if isinstance(record.get("name"), str) else record.get("uuid")
+        where = f"fleet: resource_providers[{index}] ({_shown(name, 80)})"
+        if record.get("disabled") is not None:
+            record["disabled"] = boolean(record["disabled"], f"{where}: disabled")
+        if record.get("numa_cells") is not None:
+            record["numa_cells"] = numa_cells(record["numa_cells"], f"{where}: numa_cells")
+        if record.get("pci_pools") is not None:
+            record["pci_pools"] = pci_pools(record["pci_pools"], f"{where}: pci_pools")
+    return data
+
+
+def numa_cells(cells, where: str) -> list[dict]:
+    if not isinstance(cells, list):
+        raise InputError(f"{where} is {_kind(cells)}; give a list of {{id, pcpus, vcpus, memory_mb}}")
+    if len(cells) > MAX_NUMA_CELLS:
+        raise InputError(f"{where} holds {len(cells):,} cells; a host has at most {MAX_NUMA_CELLS:,}")
+    out, seen = [], set()
+    for index, cell in enumerate(cells):
+        at = f"{where}[{index}]"
+        if not isinstance(cell, Mapping):
+            raise InputError(f"{at} is {_kind(cell)}; give {{id, pcpus, vcpus, memory_mb}}")
+        checked = {
+            "id": integer(cell.get("id"), f"{at}.id", 0, MAX_NUMA_CELLS - 1),
+            "pcpus": integer(cell.get("pcpus") or 0, f"{at}.pcpus", 0, MAX_HOST_CPUS),
+            "vcpus": integer(cell.get("vcpus") or 0, f"{at}.vcpus", 0, MAX_HOST_CPUS),
+            "memory_mb": integer(cell.get("memory_mb") or 0, f"{at}.memory_mb", 0, _LARGEST),
+        }
+        if checked["id"] in seen:
+            raise InputError(f"{at}.id {checked['id']} appears twice; each NUMA cell has its own id")
+        seen.add(checked["id"])
+        out.append({**cell, **checked})
+    return out
+
+
+def pci_pools(pools, where: str) -> list[dict]:
+    if not isinstance(pools, list):
+        raise InputError(f"{where} is {_kind(pools)}; give a list of {{vendor_id, product_id, device_type, count}}")
+    if len(pools) > 65536:
+        raise InputError(f"{where} holds {len(pools):,} pools; at most 65,536 are taken")
+    out = []
+    for index, pool in enumerate(pools):
+        at = f"{where}[{index}]"
+        if not isinstance(pool, Mapping):
+            raise InputError(f"{at} is {_kind(pool)}; give {{vendor_id, product_id, device_type, numa_node, count}}")
+        for key in ("vendor_id", "product_id"):
+            if not isinstance(pool.get(key), str) or not _HEX4.fullmatch(pool[key]):
+                raise InputError(f"{at}.{key} is {_shown(pool.get(key))}; give 4 hex digits, e.g. '10de'")
+        device_type = pool.get("device_type") or pool.get("dev_type") or "type-PCI"
+        if device_type not in DEVICE_TYPES:
+            raise InputError(f"{at}.device_type is {_shown(device_type)}; give one of {', '.join(DEVICE_TYPES)}")
+        out.append(
+            {
+                **pool,
+                "device_type": device_type,
+                "numa_node": integer(pool.get("numa_node"), f"{at}.numa_node", 0, MAX_NUMA_CELLS - 1, optional=True),
+                "count": integer(pool.get("count") or 0, f"{at}.count", 0, MAX_INT),
+            }
+        )
+    return out
+
+
+# -- discovery facts --------------------------------------------------------------------------------
+def host_facts(facts, where: str) -> dict:
+    """Discovery facts (from the discover stage or a fact cache) as plain data, the fields the controller
+    computes with checked: ``accel_numa_nodes`` (ids, CPU lists, memory) and ``accel_pci_devices``."""
+    data = plain(facts, where)
+    if not isinstance(data, Mapping):
+        raise InputError(f"{where} is {_kind(data)}; give the host's accel_* discovery facts (a mapping)")
+    nodes = data.get("accel_numa_nodes")
+    if nodes is not None:
+        if not isinstance(nodes, list):
+            raise InputError(f"{where}: accel_numa_nodes is {_kind(nodes)}; run the discover stage again")
+        if len(nodes) > MAX_NUMA_CELLS:
+            raise InputError(f"{where}: accel_numa_nodes holds {len(nodes):,} nodes; a host has at most 1,024")
+        cpus_total = 0
+        for index, node in enumerate(nodes):
+            at = f"{where}: accel_numa_nodes[{index}]"
+            if not isinstance(node, Mapping):
+                raise InputError(f"{at} is {_kind(node)}; give {{id, cpus, memory_mb}}")
+            integer(node.get("id"), f"{at}.id", 0, MAX_NUMA_CELLS - 1)
+            cpus = node.get("cpus") or []
+            if not isinstance(cpus, list):
+                raise InputError(f"{at}.cpus is {_kind(cpus)} ({_shown(cpus)}); give a list of CPU numbers")
+            cpus_total += len(cpus)
+            if cpus_total > MAX_HOST_CPUS:
+                raise InputError(f"{at}.cpus: the host names more than {MAX_HOST_CPUS:,} CPUs")
+            for position, cpu in enumerate(cpus):
+                integer(cpu, f"{at}.cpus[{position}]", 0, MAX_HOST_CPUS - 1)
+            integer(node.get("memory_mb") or 0, f"{at}.memory_mb", 0, _LARGEST)
+    devices = data.get("accel_pci_devices")
+    if devices is not None:
+        if not isinstance(devices, list):
+            raise InputError(f"{where}: accel_pci_devices is {_kind(devices)}; run the discover stage again")
+        for index, device in enumerate(devices):
+            at = f"{where}: accel_pci_devices[{index}]"
+            if not isinstance(device, Mapping):
+                raise InputError(f"{at} is {_kind(device)}; give a device as pci_facts reports it")
+            address = device.get("address")
+            if not isinstance(address, str) or len(address) > 32:
+                raise InputError(f"{at}.address is {_shown(address)}; give a PCI address such as '0000:41:00.0'")
+            for key in ("vendor_id", "product_id"):
+                if device.get(key) is not None and not (isinstance(device[key], str) and _HEX4.fullmatch(device[key])):
+                    raise InputError(f"{at}.{key} is {_shown(device.get(key))}; give 4 hex digits")
+            integer(device.get("numa_node"), f"{at}.numa_node", 0, MAX_NUMA_CELLS - 1, optional=True)
+            integer(device.get("iommu_group"), f"{at}.iommu_group", 0, MAX_INT, optional=True)
+            for key in ("sriov_totalvfs", "sriov_numvfs"):
+                integer(device.get(key), f"{at}.{key}", 0, 65535, optional=True)
+            for key in ("physfn", "driver"):
+                text(device.get(key), f"{at}.{key}", optional=True)
+            if device.get("mdev_types") is not None and not isinstance(device["mdev_types"], list):
+                raise InputError(f"{at}.mdev_types is {_kind(device['mdev_types'])}; give a list")
+    return data
