@@ -476,3 +476,62 @@ def host_facts(facts, where: str) -> dict:
             if device.get("mdev_types") is not None and not isinstance(device["mdev_types"], list):
                 raise InputError(f"{at}.mdev_types is {_kind(device['mdev_types'])}; give a list")
     return data
+
+
+def discovery_entry(facts, where: str) -> dict:
+    """One host's discovery facts as the fleet inventory keeps them (from a fact cache or its own cache):
+    the checks of :func:`host_facts` plus the scalar facts' types."""
+    data = host_facts(facts, where)
+    for key, kinds, words in (
+        ("accel_cpu_vendor", str, "a string"),
+        ("accel_kernel_cmdline", str, "a string"),
+        ("accel_iommu_enabled", bool, "true or false"),
+        ("accel_iommu_groups", Mapping, "a mapping of group numbers to addresses"),
+    ):
+        if data.get(key) is not None and not isinstance(data[key], kinds):
+            raise InputError(f"{where}: {key} is {_kind(data[key])} ({_shown(data[key])}); expected {words}")
+    for group, members in (data.get("accel_iommu_groups") or {}).items():
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            raise InputError(f"{where}: accel_iommu_groups[{_shown(group)}] is {_kind(members)}; expected addresses")
+    return data
+
+
+def inventory_data(data, where: str) -> dict:
+    """What the fleet inventory caches: ``{"facts": {host: facts} | None, "placement": snapshot | None}``,
+    checked record by record (the cache is a file anyone with access to it may have rewritten)."""
+    data = plain(data, where)
+    if not isinstance(data, Mapping) or set(data) != {"facts", "placement"}:
+        raise InputError(f"{where} is not what this inventory stores (a mapping of facts and placement)")
+    facts = data["facts"]
+    if facts is not None:
+        if not isinstance(facts, Mapping):
+            raise InputError(f"{where}: facts is {_kind(facts)}; expected a mapping of host names to facts")
+        data["facts"] = {
+            str(host): discovery_entry(entry, f"{where}: facts of {host}") for host, entry in facts.items()
+        }
+    if data["placement"] is not None:
+        data["placement"] = placement_snapshot(data["placement"], f"{where}: placement")
+    return data
+
+
+def placement_snapshot(snapshot, where: str) -> dict:
+    """A fleet snapshot whose provider records have the types ``placement_info`` gives them."""
+    data = fleet_snapshot(snapshot)
+    if not isinstance(data, Mapping) or not isinstance(data.get("resource_providers"), list):
+        raise InputError(f"{where} is not a fleet snapshot (a mapping with a resource_providers list)")
+    for index, record in enumerate(data["resource_providers"]):
+        at = f"{where}: resource_providers[{index}]"
+        if not isinstance(record, Mapping):
+            raise InputError(f"{at} is {_kind(record)}; expected a provider record")
+        for key in ("uuid", "name"):
+            text(record.get(key), f"{at}.{key}")
+        for key in ("parent_provider_uuid", "root_provider_uuid"):
+            text(record.get(key), f"{at}.{key}", optional=True)
+        for key in ("traits", "aggregates"):
+            names = record.get(key) or []
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise InputError(f"{at}.{key} is {_kind(names)}; expected a list of names")
+        for key in ("inventories", "usages"):
+            if not isinstance(record.get(key) or {}, Mapping):
+                raise InputError(f"{at}.{key} is {_kind(record.get(key))}; expected a mapping")
+    return data
