@@ -332,6 +332,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             )
             from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
                 HAS_OPENSTACKSDK,
+                credential_problems,
                 placement_client,
                 redact,
             )
@@ -350,6 +351,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 "connection options"
             )
         # An inventory has no no_log: secrets are taken out of every message it raises.
+        problems = credential_problems(params)
+        if problems:
+            raise InventoryError(redact("; ".join(problems), params))
         try:
             return inputs.placement_snapshot(fleet_snapshot(placement_client(params)), "Placement's answer")
         except inputs.InputError as exc:
