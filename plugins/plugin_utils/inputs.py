@@ -8,10 +8,10 @@ values:
 
 - **Types as Ansible delivers them.** ansible-core 2.19 hands plugins tagged values (``str``, ``int``,
   ``dict`` and ``list`` subclasses carrying their origin), lazy template containers that template on
-  access, and ``AnsibleUnsafe`` text. :func:`plain` copies such data into plain ``dict``, ``list``,
-  ``str``, ``int``, ``float``, ``bool`` and ``None``, nested at most :data:`MAX_DEPTH` deep and holding
-  at most :data:`MAX_ITEMS` values, and refuses a whole number of more than 64 bits (a 5,000-digit
-  number) by its size, without converting it to text.
+  access, and ``AnsibleUnsafe`` text. ``plain`` (``module_utils/_inputs.py``, shared with the modules)
+  copies such data into plain ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None``,
+  nested at most ``MAX_DEPTH`` deep and holding at most ``MAX_ITEMS`` values, and refuses a whole
+  number of more than 63 bits (a 5,000-digit number) by its size, without converting it to text.
 - **Numbers that set an amount of work.** Nova's API takes a flavor's vCPUs, RAM, disk, ephemeral disk
   and swap as whole numbers up to 2,147,483,647, extra spec keys of 1 to 255 characters from
   ``[a-zA-Z0-9-_:. ]`` and values of at most 255 characters: :func:`flavor` refuses the same, with a
@@ -30,36 +30,36 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import (  # noqa: F401 - the one layer
+    _DIGITS,
+    _HEX4,
+    _LARGEST,
+    MAX_DEPTH,
+    MAX_HOST_CPUS,
+    MAX_INT,
+    MAX_ITEMS,
+    MAX_NUMA_CELLS,
+    MAX_TEXT,
+    InputError,
+    boolean,
+    cpu_set_problem,
+    discovery_entry,
+    host_facts,
+    integer,
+    kind_of,
+    plain,
+    shown,
+    text,
+)
 
-from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-
-# Nova's and Placement's integer columns (nova.db.constants.MAX_INT; Placement's inventory fields).
-MAX_INT = 0x7FFFFFFF
-# The largest host the collection computes per CPU for (discovery refuses a CPU list naming more).
-MAX_HOST_CPUS = 65536
-# Linux allows at most 1024 NUMA nodes (CONFIG_NODES_SHIFT=10).
-MAX_NUMA_CELLS = 1024
 # PCI devices one flavor may ask for (each becomes a request group when PCI is in Placement).
 MAX_DEVICES = 1024
-# Extra specs of one flavor, and numbered request groups they may declare.
+# Extra specs of one flavor.
 MAX_EXTRA_SPECS = 4096
-# Nested containers and values in one input.
-MAX_DEPTH = 64
-MAX_ITEMS = 2_000_000
-# Text of one value (a trait name is at most 255; an INI value or a fact is far below this).
-MAX_TEXT = 1 << 20
-_LARGEST = (1 << 63) - 1
 _SPEC_KEY = re.compile(r"[a-zA-Z0-9\-_:. ]{1,255}")
 _CPU_SPEC_KEYS = ("hw:cpu_dedicated_mask", "hw:cpu_realtime_mask")
 _CPU_SPEC_PREFIXES = ("hw:numa_cpus.",)
-_DIGITS = re.compile(r"\s*[-+]?[0-9]+\s*")
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 DEVICE_TYPES = ("type-PCI", "type-PF", "type-VF")
-
-
-class InputError(AccelError, ValueError):
-    """An input that is not usable; the message names where it is and what to give instead."""
 
 
 class FlavorInputError(InputError):
@@ -70,152 +70,6 @@ class FlavorInputError(InputError):
         super().__init__(msg, flavor=name, code=code)
         self.name = name
         self.code = code
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    for kind, words in ((bool, "a boolean"), (str, "a string"), (int, "an integer"), (float, "a number")):
-        if isinstance(value, kind):
-            return words
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
-
-
-def _shown(value: object, width: int = 60) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 64:
-        return f"a whole number of about {_digits(value):,} digits"
-    if isinstance(value, str) and len(value) > width:
-        return repr(value[: width - 3]) + f"... ({len(value):,} characters)"
-    text = repr(value) if isinstance(value, str | int | float | bool) or value is None else f"<{_kind(value)}>"
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _digits(number: int) -> int:
-    """Decimal digits of ``number``, estimated from its bits (never converted to text)."""
-    return int(abs(number).bit_length() * 0.30103) + 1
-
-
-class _Counter:
-    __slots__ = ("left",)
-
-    def __init__(self, items: int):
-        self.left = items
-
-
-def plain(value, where: str, *, max_items: int = MAX_ITEMS):
-    """``value`` as plain JSON-like Python data (tags, laziness and unsafe marks removed), or InputError.
-
-    Objects of other types (a Fleet, a datetime) are kept as they are; the checks of each field refuse
-    them where a plain value belongs."""
-    return _plain(value, where, 0, _Counter(max_items))
-
-
-def _plain(value, where: str, depth: int, counter: _Counter):
-    counter.left -= 1
-    if counter.left < 0:
-        raise InputError(f"{where}: holds more than {MAX_ITEMS:,} values; give a smaller input")
-    if value is None or isinstance(value, bool):
-        return None if value is None else bool(value)
-    if isinstance(value, int):
-        if value.bit_length() > 63:
-            raise InputError(
-                f"{where}: is a whole number of about {_digits(value):,} digits; numbers here are at most {_LARGEST:,}"
-            )
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        if len(value) > MAX_TEXT:
-            raise InputError(f"{where}: is a text of {len(value):,} characters; at most {MAX_TEXT:,} are taken")
-        return str(value)
-    if isinstance(value, Mapping | list | tuple) and depth >= MAX_DEPTH:
-        raise InputError(f"{where}: is nested more than {MAX_DEPTH} levels deep; no input of the collection is")
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            key = _plain(key, f"{where}: a key", depth + 1, counter)
-            out[key] = _plain(item, f"{where}[{_shown(key, 40)}]", depth + 1, counter)
-        return out
-    if isinstance(value, list | tuple):
-        return [_plain(item, f"{where}[{index}]", depth + 1, counter) for index, item in enumerate(value)]
-    return value
-
-
-def integer(value, where: str, minimum: int | None = 0, maximum: int | None = MAX_INT, optional=False):
-    """A whole number (or a string of digits, as Nova's API takes) within the bounds, or InputError."""
-    if value is None and optional:
-        return None
-    number = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str) and _DIGITS.fullmatch(value):
-        if len(value.strip().lstrip("+-")) > 19:
-            number = None
-            raise InputError(
-                f"{where} is a number of {len(value.strip()):,} digits; give a whole number{_range(minimum, maximum)}"
-            )
-        number = int(value)
-    elif isinstance(value, float) and value.is_integer() and abs(value) <= _LARGEST:
-        number = int(value)
-    if number is None:
-        raise InputError(f"{where} is {_kind(value)} ({_shown(value)}); give a whole number{_range(minimum, maximum)}")
-    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
-        raise InputError(f"{where} is {_shown(number)}; give a whole number{_range(minimum, maximum)}")
-    return number
-
-
-def _range(minimum, maximum) -> str:
-    if minimum is not None and maximum is not None:
-        return f" from {minimum:,} to {maximum:,}"
-    if minimum is not None:
-        return f" of {minimum:,} or more"
-    return f" of at most {maximum:,}" if maximum is not None else ""
-
-
-def boolean(value, where: str, optional: bool = False):
-    """A boolean from a real boolean or one of Ansible's boolean words (``"false"`` is false), or InputError."""
-    if value is None and optional:
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str | int) and not isinstance(value, bool):
-        word = value.strip().lower() if isinstance(value, str) else value
-        if word in BOOLEANS_TRUE:
-            return True
-        if word in BOOLEANS_FALSE:
-            return False
-    raise InputError(f"{where} is {_kind(value)} ({_shown(value)}); give true or false")
-
-
-def text(value, where: str, maximum: int = 255, optional: bool = False, empty: bool = False):
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or (not value and not empty):
-        raise InputError(f"{where} is {_kind(value)} ({_shown(value)}); give a non-empty string")
-    if len(value) > maximum:
-        raise InputError(f"{where} is {len(value):,} characters long; at most {maximum} are allowed")
-    return value
-
-
-# -- CPU sets --------------------------------------------------------------------------------------
-def cpu_set_problem(spec: str, largest: int = MAX_HOST_CPUS - 1) -> str | None:
-    """Why a CPU set text (``"0-3,^2,8"``) cannot be expanded within bounds; None when it can.
-
-    Checked on the text, before any range is expanded: every CPU number at most ``largest``, and at
-    most 4,096 characters."""
-    if not isinstance(spec, str):
-        return f"is {_kind(spec)}; give a CPU set such as '0-3,^2'"
-    if len(spec) > 4096:
-        return f"is {len(spec):,} characters long; a CPU set is at most 4,096"
-    for number in re.findall(r"[0-9]+", spec):
-        if len(number) > 6 or int(number) > largest:
-            shown = number if len(number) <= 12 else f"a number of {len(number):,} digits"
-            return f"names CPU {shown}; CPU numbers here go up to {largest:,}"
-    return None
 
 
 # -- flavors ---------------------------------------------------------------------------------------
@@ -237,7 +91,7 @@ def flavor(value, index: int) -> dict:
         raise FlavorInputError(exc.msg, str(raw_name) if where != f"flavors[{index}]" else None) from None
     if not isinstance(data, Mapping):
         raise FlavorInputError(
-            f"{where} is {_kind(data)} ({_shown(data)}); a flavor is a mapping with name, vcpus, ram and disk", None
+            f"{where} is {kind_of(data)} ({shown(data)}); a flavor is a mapping with name, vcpus, ram and disk", None
         )
     name = data.get("name")
     if isinstance(name, str) and name and len(name) <= 255:
@@ -248,7 +102,7 @@ def flavor(value, index: int) -> dict:
             problem = (
                 f"is {len(name):,} characters long; Nova takes at most 255"
                 if isinstance(name, str) and name
-                else f"is {_kind(name)} ({_shown(name)}); give the flavor's name"
+                else f"is {kind_of(name)} ({shown(name)}); give the flavor's name"
             )
             raise FlavorInputError(f"{where}: name {problem}", None)
     who = name if isinstance(name, str) else None
@@ -282,18 +136,18 @@ def flavor(value, index: int) -> dict:
         refuse(f"has {len(specs):,} extra specs; at most {MAX_EXTRA_SPECS:,} are taken")
     for key, spec in specs.items():
         if not isinstance(key, str) or not _SPEC_KEY.fullmatch(key):
-            shown = f"{len(key):,} characters long" if isinstance(key, str) and len(key) > 255 else _shown(key)
+            named = f"({len(key):,} characters long)" if isinstance(key, str) and len(key) > 255 else shown(key)
             refuse(
-                f"extra spec key {shown if not isinstance(key, str) or len(key) <= 255 else '(' + shown + ')'} "
+                f"extra spec key {named} "
                 "is refused by Nova's API: a key is 1 to 255 characters of letters, digits, '-', '_', ':', "
                 "'.' and spaces"
             )
         if isinstance(spec, Mapping | list):
-            refuse(f"extra spec {key!r} is {_kind(spec)}; give a string")
+            refuse(f"extra spec {key!r} is {kind_of(spec)}; give a string")
         if isinstance(spec, str) and len(spec) > 255:
             refuse(f"extra spec {key!r} is {len(spec):,} characters long; Nova's API takes at most 255")
         if isinstance(spec, int) and not isinstance(spec, bool) and abs(spec) > MAX_INT:
-            refuse(f"extra spec {key!r} is {_shown(spec)}; give a whole number of at most {MAX_INT:,}")
+            refuse(f"extra spec {key!r} is {shown(spec)}; give a whole number of at most {MAX_INT:,}")
         if key in _CPU_SPEC_KEYS or key.startswith(_CPU_SPEC_PREFIXES):
             # These name guest CPUs, 0 to vcpus - 1 (Nova refuses any other).
             vcpus = _spec_int({"v": data.get("vcpus")}, "v") or 1
@@ -365,7 +219,7 @@ def fleet_snapshot(snapshot) -> dict:
         if not isinstance(record, dict):
             continue
         name = record.get("name") if isinstance(record.get("name"), str) else record.get("uuid")
-        where = f"fleet: resource_providers[{index}] ({_shown(name, 80)})"
+        where = f"fleet: resource_providers[{index}] ({shown(name, 80)})"
         if record.get("disabled") is not None:
             record["disabled"] = boolean(record["disabled"], f"{where}: disabled")
         if record.get("numa_cells") is not None:
@@ -377,14 +231,14 @@ def fleet_snapshot(snapshot) -> dict:
 
 def numa_cells(cells, where: str) -> list[dict]:
     if not isinstance(cells, list):
-        raise InputError(f"{where} is {_kind(cells)}; give a list of {{id, pcpus, vcpus, memory_mb}}")
+        raise InputError(f"{where} is {kind_of(cells)}; give a list of {{id, pcpus, vcpus, memory_mb}}")
     if len(cells) > MAX_NUMA_CELLS:
         raise InputError(f"{where} holds {len(cells):,} cells; a host has at most {MAX_NUMA_CELLS:,}")
     out, seen = [], set()
     for index, cell in enumerate(cells):
         at = f"{where}[{index}]"
         if not isinstance(cell, Mapping):
-            raise InputError(f"{at} is {_kind(cell)}; give {{id, pcpus, vcpus, memory_mb}}")
+            raise InputError(f"{at} is {kind_of(cell)}; give {{id, pcpus, vcpus, memory_mb}}")
         checked = {
             "id": integer(cell.get("id"), f"{at}.id", 0, MAX_NUMA_CELLS - 1),
             "pcpus": integer(cell.get("pcpus") or 0, f"{at}.pcpus", 0, MAX_HOST_CPUS),
@@ -400,20 +254,20 @@ def numa_cells(cells, where: str) -> list[dict]:
 
 def pci_pools(pools, where: str) -> list[dict]:
     if not isinstance(pools, list):
-        raise InputError(f"{where} is {_kind(pools)}; give a list of {{vendor_id, product_id, device_type, count}}")
+        raise InputError(f"{where} is {kind_of(pools)}; give a list of {{vendor_id, product_id, device_type, count}}")
     if len(pools) > 65536:
         raise InputError(f"{where} holds {len(pools):,} pools; at most 65,536 are taken")
     out = []
     for index, pool in enumerate(pools):
         at = f"{where}[{index}]"
         if not isinstance(pool, Mapping):
-            raise InputError(f"{at} is {_kind(pool)}; give {{vendor_id, product_id, device_type, numa_node, count}}")
+            raise InputError(f"{at} is {kind_of(pool)}; give {{vendor_id, product_id, device_type, numa_node, count}}")
         for key in ("vendor_id", "product_id"):
             if not isinstance(pool.get(key), str) or not _HEX4.fullmatch(pool[key]):
-                raise InputError(f"{at}.{key} is {_shown(pool.get(key))}; give 4 hex digits, e.g. '10de'")
+                raise InputError(f"{at}.{key} is {shown(pool.get(key))}; give 4 hex digits, e.g. '10de'")
         device_type = pool.get("device_type") or pool.get("dev_type") or "type-PCI"
         if device_type not in DEVICE_TYPES:
-            raise InputError(f"{at}.device_type is {_shown(device_type)}; give one of {', '.join(DEVICE_TYPES)}")
+            raise InputError(f"{at}.device_type is {shown(device_type)}; give one of {', '.join(DEVICE_TYPES)}")
         out.append(
             {
                 **pool,
@@ -425,77 +279,6 @@ def pci_pools(pools, where: str) -> list[dict]:
     return out
 
 
-# -- discovery facts --------------------------------------------------------------------------------
-def host_facts(facts, where: str) -> dict:
-    """Discovery facts (from the discover stage or a fact cache) as plain data, the fields the controller
-    computes with checked: ``accel_numa_nodes`` (ids, CPU lists, memory) and ``accel_pci_devices``."""
-    data = plain(facts, where)
-    if not isinstance(data, Mapping):
-        raise InputError(f"{where} is {_kind(data)}; give the host's accel_* discovery facts (a mapping)")
-    nodes = data.get("accel_numa_nodes")
-    if nodes is not None:
-        if not isinstance(nodes, list):
-            raise InputError(f"{where}: accel_numa_nodes is {_kind(nodes)}; run the discover stage again")
-        if len(nodes) > MAX_NUMA_CELLS:
-            raise InputError(f"{where}: accel_numa_nodes holds {len(nodes):,} nodes; a host has at most 1,024")
-        cpus_total = 0
-        for index, node in enumerate(nodes):
-            at = f"{where}: accel_numa_nodes[{index}]"
-            if not isinstance(node, Mapping):
-                raise InputError(f"{at} is {_kind(node)}; give {{id, cpus, memory_mb}}")
-            integer(node.get("id"), f"{at}.id", 0, MAX_NUMA_CELLS - 1)
-            cpus = node.get("cpus") or []
-            if not isinstance(cpus, list):
-                raise InputError(f"{at}.cpus is {_kind(cpus)} ({_shown(cpus)}); give a list of CPU numbers")
-            cpus_total += len(cpus)
-            if cpus_total > MAX_HOST_CPUS:
-                raise InputError(f"{at}.cpus: the host names more than {MAX_HOST_CPUS:,} CPUs")
-            for position, cpu in enumerate(cpus):
-                integer(cpu, f"{at}.cpus[{position}]", 0, MAX_HOST_CPUS - 1)
-            integer(node.get("memory_mb") or 0, f"{at}.memory_mb", 0, _LARGEST)
-    devices = data.get("accel_pci_devices")
-    if devices is not None:
-        if not isinstance(devices, list):
-            raise InputError(f"{where}: accel_pci_devices is {_kind(devices)}; run the discover stage again")
-        for index, device in enumerate(devices):
-            at = f"{where}: accel_pci_devices[{index}]"
-            if not isinstance(device, Mapping):
-                raise InputError(f"{at} is {_kind(device)}; give a device as pci_facts reports it")
-            address = device.get("address")
-            if not isinstance(address, str) or len(address) > 32:
-                raise InputError(f"{at}.address is {_shown(address)}; give a PCI address such as '0000:41:00.0'")
-            for key in ("vendor_id", "product_id"):
-                if device.get(key) is not None and not (isinstance(device[key], str) and _HEX4.fullmatch(device[key])):
-                    raise InputError(f"{at}.{key} is {_shown(device.get(key))}; give 4 hex digits")
-            integer(device.get("numa_node"), f"{at}.numa_node", 0, MAX_NUMA_CELLS - 1, optional=True)
-            integer(device.get("iommu_group"), f"{at}.iommu_group", 0, MAX_INT, optional=True)
-            for key in ("sriov_totalvfs", "sriov_numvfs"):
-                integer(device.get(key), f"{at}.{key}", 0, 65535, optional=True)
-            for key in ("physfn", "driver"):
-                text(device.get(key), f"{at}.{key}", optional=True)
-            if device.get("mdev_types") is not None and not isinstance(device["mdev_types"], list):
-                raise InputError(f"{at}.mdev_types is {_kind(device['mdev_types'])}; give a list")
-    return data
-
-
-def discovery_entry(facts, where: str) -> dict:
-    """One host's discovery facts as the fleet inventory keeps them (from a fact cache or its own cache):
-    the checks of :func:`host_facts` plus the scalar facts' types."""
-    data = host_facts(facts, where)
-    for key, kinds, words in (
-        ("accel_cpu_vendor", str, "a string"),
-        ("accel_kernel_cmdline", str, "a string"),
-        ("accel_iommu_enabled", bool, "true or false"),
-        ("accel_iommu_groups", Mapping, "a mapping of group numbers to addresses"),
-    ):
-        if data.get(key) is not None and not isinstance(data[key], kinds):
-            raise InputError(f"{where}: {key} is {_kind(data[key])} ({_shown(data[key])}); expected {words}")
-    for group, members in (data.get("accel_iommu_groups") or {}).items():
-        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
-            raise InputError(f"{where}: accel_iommu_groups[{_shown(group)}] is {_kind(members)}; expected addresses")
-    return data
-
-
 def inventory_data(data, where: str) -> dict:
     """What the fleet inventory caches: ``{"facts": {host: facts} | None, "placement": snapshot | None}``,
     checked record by record (the cache is a file anyone with access to it may have rewritten)."""
@@ -505,7 +288,7 @@ def inventory_data(data, where: str) -> dict:
     facts = data["facts"]
     if facts is not None:
         if not isinstance(facts, Mapping):
-            raise InputError(f"{where}: facts is {_kind(facts)}; expected a mapping of host names to facts")
+            raise InputError(f"{where}: facts is {kind_of(facts)}; expected a mapping of host names to facts")
         data["facts"] = {
             str(host): discovery_entry(entry, f"{where}: facts of {host}") for host, entry in facts.items()
         }
@@ -522,7 +305,7 @@ def placement_snapshot(snapshot, where: str) -> dict:
     for index, record in enumerate(data["resource_providers"]):
         at = f"{where}: resource_providers[{index}]"
         if not isinstance(record, Mapping):
-            raise InputError(f"{at} is {_kind(record)}; expected a provider record")
+            raise InputError(f"{at} is {kind_of(record)}; expected a provider record")
         for key in ("uuid", "name"):
             text(record.get(key), f"{at}.{key}")
         for key in ("parent_provider_uuid", "root_provider_uuid"):
@@ -530,8 +313,8 @@ def placement_snapshot(snapshot, where: str) -> dict:
         for key in ("traits", "aggregates"):
             names = record.get(key) or []
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                raise InputError(f"{at}.{key} is {_kind(names)}; expected a list of names")
+                raise InputError(f"{at}.{key} is {kind_of(names)}; expected a list of names")
         for key in ("inventories", "usages"):
             if not isinstance(record.get(key) or {}, Mapping):
-                raise InputError(f"{at}.{key} is {_kind(record.get(key))}; expected a mapping")
+                raise InputError(f"{at}.{key} is {kind_of(record.get(key))}; expected a mapping")
     return data

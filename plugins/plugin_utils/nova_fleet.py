@@ -198,7 +198,7 @@ def nova_fleet(hosts: Mapping, policy, host_options: Mapping | None = None, **op
         options = inputs.plain(options, "options")
         host_options = inputs.plain(host_options, "host_options")
     except inputs.InputError as exc:
-        raise FleetPredictionError(exc.msg) from None
+        raise FleetPredictionError(f"{exc.msg}; run the discover stage for that host again") from None
     for name in ("disabled", "report_in_placement"):
         if options.get(name) is not None:
             options[name] = _boolean(options[name], name)

@@ -37,6 +37,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import (
     component_problem,
     directory_problem,
@@ -284,6 +285,10 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
         facts = raw.get("facts") or {}
         if not isinstance(facts, dict):
             raise LayoutError(f"hosts item {index} ({raw['name']}): facts must be the host's accel_* facts")
+        try:
+            facts = host_facts(facts, f"hosts item {index} ({raw['name']}): facts")
+        except InputError as exc:
+            raise LayoutError(f"{exc.msg}; run the discover stage for that host again") from None
         hosts.append(
             HostInput(
                 name=raw["name"],
