@@ -212,9 +212,15 @@ def _work_bounds(data: Mapping, specs: Mapping, refuse) -> None:
 def fleet_snapshot(snapshot) -> dict:
     """The snapshot as plain data with the optional root record keys the Nova filters read checked:
     ``disabled`` (a boolean or Ansible's boolean words), ``numa_cells`` and ``pci_pools``."""
-    data = plain(snapshot, "fleet")
-    if not isinstance(data, Mapping) or not isinstance(data.get("resource_providers"), list):
-        return data  # Fleet.from_snapshot answers the shape with its own words
+    records = snapshot.get("resource_providers") if isinstance(snapshot, Mapping) else None
+    if not isinstance(records, list | tuple):
+        return plain(snapshot, "fleet")  # Fleet.from_snapshot answers the shape with its own words
+    data = plain({k: v for k, v in snapshot.items() if k != "resource_providers"}, "fleet")
+    data["resource_providers"] = []
+    for index, record in enumerate(records):
+        name = record.get("name") or record.get("uuid") if isinstance(record, Mapping) else None
+        label = f"fleet: resource_providers[{index}]" + (f" ({shown(name, 80)})" if name is not None else "")
+        data["resource_providers"].append(plain(record, label, max_items=MAX_ITEMS // 4))
     for index, record in enumerate(data["resource_providers"]):
         if not isinstance(record, dict):
             continue

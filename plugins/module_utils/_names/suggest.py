@@ -20,7 +20,9 @@ def suggest(name: str, known: Iterable[str], limit: int = 3) -> list[str]:
     """
     if not isinstance(name, str) or len(name) > MAX_NAME_LENGTH or name in ("", CUSTOM_PREFIX):
         return []
-    pool = sorted(k for k in set(known) if isinstance(k, str) and len(k) <= MAX_NAME_LENGTH and k != name)
+    pool = sorted(
+        k for k in set(known) if isinstance(k, str) and len(k) <= MAX_NAME_LENGTH and k not in (name, CUSTOM_PREFIX)
+    )
     tail = name.rsplit("_", 1)[-1]
     same_model = [k for k in pool if len(tail) >= 2 and k.rsplit("_", 1)[-1] == tail]
     scored = sorted(((difflib.SequenceMatcher(None, name, k).ratio(), k) for k in pool), reverse=True)
