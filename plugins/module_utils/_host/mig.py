@@ -294,7 +294,9 @@ def refusal(p: MigPlan) -> str | None:
     """Why the plan must not run now, with how to free the GPU; None when it may."""
     touches_gpu = p.mode_change or p.instances_change
     if touches_gpu and p.gpu.processes:
-        users = ", ".join(f"{x['name']} (pid {x['pid']})" for x in p.gpu.processes)
+        users = ", ".join(
+            f"{x['name']} (pid {x['pid'] if x['pid'] is not None else 'unreadable'})" for x in p.gpu.processes
+        )
         return (
             f"GPU {p.address} is in use by {users}; changing its MIG layout would destroy their work. "
             "Stop those processes (drain the host: openstack compute service set --disable, migrate or stop "
