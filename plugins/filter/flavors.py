@@ -25,8 +25,9 @@ def nova_request(
     """``flavor | accel.openstack.nova_request(...)``: the query strings Nova sends for the flavor."""
     name = "nova_request"
     flavor = check(name, "flavor", flavor, "mapping")
+    image_properties = check(name, "image_properties", image_properties, "mapping", optional=True)
     try:
-        flavor = inputs.flavor(flavor, 0)
+        flavor = inputs.flavor(flavor, 0, image_properties)
     except inputs.FlavorInputError as exc:
         raise AnsibleFilterError(f"{name}: {exc.msg}") from None
     pci_in_placement = check(name, "pci_in_placement", pci_in_placement, "boolean")

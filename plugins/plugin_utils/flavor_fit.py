@@ -730,7 +730,7 @@ def checked_fit(fit: FlavorFit, flavor, index: int) -> dict:
     """``fit.check`` on a flavor that passed the input layer (``inputs.flavor``); a refusal of that layer,
     a search over its budget or an unexpected error is that flavor's report, never the whole lookup's."""
     try:
-        flavor = inputs.flavor(flavor, index)
+        flavor = inputs.flavor(flavor, index, fit.options.image_properties)
     except inputs.FlavorInputError as exc:
         report = _input_report(fit, exc.name, index)
         if exc.code == "too_big":

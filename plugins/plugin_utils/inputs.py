@@ -77,10 +77,12 @@ _SIZES = (("vcpus", 1, "vCPUs", True), ("ram", 1, "MB", True), ("disk", 0, "GB",
 _OPTIONAL_SIZES = (("ephemeral", "GB"), ("swap", "MB"), ("OS-FLV-EXT-DATA:ephemeral", "GB"))
 
 
-def flavor(value, index: int) -> dict:
+def flavor(value, index: int, image: Mapping | None = None) -> dict:
     """One flavor as plain data, checked as Nova's API checks it and bounded for the collection's work.
 
-    Raises FlavorInputError naming the flavor (by name, else by position) and the key."""
+    ``image`` (the image properties) counts too: ``hw_cpu_policy`` and ``hw_numa_nodes`` set the same work
+    as the flavor's ``hw:cpu_policy`` and ``hw:numa_nodes``. Raises FlavorInputError naming the flavor (by
+    name, else by position) and the key."""
     where = f"flavors[{index}]"
     raw_name = value.get("name") if isinstance(value, Mapping) else None
     if isinstance(raw_name, str) and 0 < len(raw_name) <= 255:
@@ -129,7 +131,7 @@ def flavor(value, index: int) -> dict:
     if specs is None:
         specs = data.get("properties")
     if specs is None:
-        return data
+        specs = {}
     if not isinstance(specs, Mapping):
         return data  # the translation refuses it with its own words
     if len(specs) > MAX_EXTRA_SPECS:
@@ -154,7 +156,7 @@ def flavor(value, index: int) -> dict:
             problem = cpu_set_problem(str(spec), min(vcpus, MAX_HOST_CPUS) - 1)
             if problem:
                 refuse(f"extra spec {key!r} {problem} (the flavor has {vcpus:,} vCPUs, numbered from 0)")
-    _work_bounds(data, specs, refuse)
+    _work_bounds(data, specs, image if isinstance(image, Mapping) else {}, refuse)
     return data
 
 
@@ -167,21 +169,23 @@ def _spec_int(specs: Mapping, key: str) -> int | None:
     return None
 
 
-def _work_bounds(data: Mapping, specs: Mapping, refuse) -> None:
+def _work_bounds(data: Mapping, specs: Mapping, image: Mapping, refuse) -> None:
     """Refuse as ``too_big`` what would make the collection compute per CPU, cell or device past the
     largest host it models."""
     vcpus = _spec_int({"v": data.get("vcpus")}, "v") or 0
-    pinned = str(specs.get("hw:cpu_policy", "")).strip() in ("dedicated", "mixed")
-    nodes = _spec_int(specs, "hw:numa_nodes")
-    if pinned and vcpus > MAX_HOST_CPUS:
+    policy_key = "hw:cpu_policy" if "hw:cpu_policy" in specs else "hw_cpu_policy"
+    policy = str(specs.get("hw:cpu_policy", image.get("hw_cpu_policy", ""))).strip()
+    nodes_key = "hw:numa_nodes" if "hw:numa_nodes" in specs else "hw_numa_nodes"
+    nodes = _spec_int(specs, "hw:numa_nodes") if "hw:numa_nodes" in specs else _spec_int(image, "hw_numa_nodes")
+    if policy in ("dedicated", "mixed") and vcpus > MAX_HOST_CPUS:
         refuse(
-            f"pins {vcpus:,} vCPUs (hw:cpu_policy {specs['hw:cpu_policy']}); no host the collection models has "
+            f"pins {vcpus:,} vCPUs ({policy_key} {policy}); no host the collection models has "
             f"more than {MAX_HOST_CPUS:,} CPUs, so it fits no host",
             "too_big",
         )
     if nodes is not None and nodes > MAX_NUMA_CELLS:
         refuse(
-            f"asks {nodes:,} guest NUMA nodes (hw:numa_nodes); a host has at most {MAX_NUMA_CELLS:,} NUMA "
+            f"asks {nodes:,} guest NUMA nodes ({nodes_key}); a host has at most {MAX_NUMA_CELLS:,} NUMA "
             "cells, so it fits no host",
             "too_big",
         )

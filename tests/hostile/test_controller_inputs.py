@@ -125,6 +125,17 @@ def test_an_error_while_judging_one_flavor_is_that_flavors_report(monkeypatch, e
     assert reports[1]["outcome"] == "fits"
 
 
+@pytest.mark.parametrize(
+    ("image", "named"),
+    [({"hw_cpu_policy": "dedicated"}, "hw_cpu_policy"), ({"hw_numa_nodes": str(10**9)}, "hw_numa_nodes")],
+)
+def test_image_properties_set_the_same_bounds_as_extra_specs(image, named):
+    started = time.monotonic()
+    reports = flavor_fit([_flavor(vcpus=10**9, ram=10**9), _flavor("small")], _fleet(), image_properties=image)
+    assert time.monotonic() - started < 5
+    assert reports[0]["reason"]["code"] == "too_big" and named in reports[0]["message"], reports[0]
+
+
 def test_a_search_over_its_budget_is_that_flavors_report(monkeypatch):
     real = flavor_fit_module.FlavorFit._roots
     calls = []
