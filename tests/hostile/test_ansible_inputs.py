@@ -159,8 +159,15 @@ def test_a_root_that_is_not_one_path_is_named_as_such(module, root):
         ({"hosts": [{"name": "c1", "facts": {"accel_pci_devices": ["0000:41:00.0"]}}]}, "accel_pci_devices[0]"),
         ({"hosts": [{"name": "c1", "facts": {"accel_pci_devices": [dict(DEVICE, numa_node="x")]}}]}, "numa_node"),
         ({"hosts": [{"name": "c1", "facts": {"accel_pci_devices": [dict(DEVICE, address=5)]}}]}, ".address"),
+        ({"hosts": [{"name": "c1", "facts": {}, "compute_node_inventories": {"CUSTOM_X": "4"}}]}, "CUSTOM_X needs"),
+        ({"hosts": [{"name": "c1", "facts": {}, "compute_node_inventories": {"CUSTOM_X": {"total": 2**40}}}]},
+         "total from 1 to 2147483647"),
+        ({"hosts": [{"name": "c1", "facts": {}, "compute_node_inventories": {"CUSTOM_X": {"total": 4, "reserved": "x"}}}]},
+         "reserved must be"),
+        ({"hosts": [{"name": "c1", "facts": {}, "provider_config": [{"identification": {"name": ["x"]}}]}]},
+         "identification values must be text"),
     ],
-)
+)  # fmt: skip
 def test_nova_config_refuses_values_of_the_wrong_shape_and_writes_nothing(tmp_path, args, named):
     root = tmp_path / "root"
     root.mkdir()
