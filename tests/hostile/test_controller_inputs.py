@@ -136,6 +136,39 @@ def test_image_properties_set_the_same_bounds_as_extra_specs(image, named):
     assert reports[0]["reason"]["code"] == "too_big" and named in reports[0]["message"], reports[0]
 
 
+def test_twelve_isolated_groups_over_eleven_devices_are_that_flavors_report():
+    providers = [
+        {
+            "uuid": ROOT,
+            "name": "c1",
+            "traits": ["OWNER_NOVA"],
+            "inventories": {"VCPU": {"total": 8}, "MEMORY_MB": {"total": 4096}, "DISK_GB": {"total": 100}},
+        }
+    ]
+    providers += [
+        {
+            "uuid": f"00000000-0000-0000-0000-{index + 100:012d}",
+            "name": f"gpu{index}",
+            "parent_provider_uuid": ROOT,
+            "inventories": {"VGPU": {"total": 2}},
+        }
+        for index in range(11)
+    ]
+    # 22 VGPU in all, but isolate needs 12 providers: only a search over 11^12 choices rules it out.
+    specs = {f"resources{index}:VGPU": "1" for index in range(12)}
+    specs["group_policy"] = "isolate"
+    flavors = [
+        {"name": "isolated", "vcpus": 1, "ram": 1, "disk": 1, "extra_specs": specs},
+        {"name": "small", "vcpus": 1, "ram": 1, "disk": 1},
+    ]
+    started = time.monotonic()
+    reports = flavor_fit(flavors, {"resource_providers": providers})
+    assert time.monotonic() - started < 30
+    assert reports[0]["outcome"] == "scheduler_error", reports[0]
+    assert "too combinatorial" in reports[0]["message"] and "1,000,000 steps" in reports[0]["message"]
+    assert reports[1]["outcome"] == "fits"
+
+
 def test_a_search_over_its_budget_is_that_flavors_report(monkeypatch):
     real = flavor_fit_module.FlavorFit._roots
     calls = []
