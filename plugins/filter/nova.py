@@ -8,6 +8,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.gpu_sharing import host_plan
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     HostInput,
     Options,
@@ -22,13 +23,12 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.providers im
     nova_providers,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
-from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 
 
 def _facts_of(value, plugin: str = "nova", option: str = "facts") -> dict:
     """Discovery facts, checked by the input layer (a fact cache may hold anything)."""
-    return inputs.host_facts(check(plugin, option, value, "mapping"), f"{plugin}: {option}")
+    return host_facts(check(plugin, option, value, "mapping"), f"{plugin}: {option}")
 
 
 def _common(plugin: str, facts, policy, hostname, report_in_placement) -> tuple[dict, list, str, bool]:
@@ -115,7 +115,7 @@ def gpu_sharing_plan(devices, policy):
     if not isinstance(devices, list):
         raise AnsibleFilterError("gpu_sharing_plan: expected accel_pci_devices (a list) as input")
     devices = check("gpu_sharing_plan", "accel_pci_devices", devices, "list")
-    inputs.host_facts({"accel_pci_devices": devices}, "gpu_sharing_plan")
+    host_facts({"accel_pci_devices": devices}, "gpu_sharing_plan")
     policy = check("gpu_sharing_plan", "policy", policy, "list")
     try:
         return host_plan(devices, policy)

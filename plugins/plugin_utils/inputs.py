@@ -30,21 +30,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import (  # noqa: F401 - the one layer
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import (
     _DIGITS,
     _HEX4,
     _LARGEST,
-    MAX_DEPTH,
     MAX_HOST_CPUS,
     MAX_INT,
     MAX_ITEMS,
     MAX_NUMA_CELLS,
-    MAX_TEXT,
     InputError,
     boolean,
     cpu_set_problem,
     discovery_entry,
-    host_facts,
     integer,
     kind_of,
     plain,

@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
     DEFAULTS,
@@ -192,7 +193,7 @@ def nova_fleet(hosts: Mapping, policy, host_options: Mapping | None = None, **op
         raise FleetPredictionError("hosts must map each hypervisor hostname to its accel_* discovery facts")
     try:
         hosts = {
-            str(name): inputs.host_facts(facts, f"host {name}") if isinstance(facts, Mapping) else facts
+            str(name): host_facts(facts, f"host {name}") if isinstance(facts, Mapping) else facts
             for name, facts in inputs.plain(hosts, "hosts").items()
         }
         options = inputs.plain(options, "options")

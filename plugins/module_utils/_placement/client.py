@@ -65,7 +65,7 @@ _KINDS = {
     "dict": (dict, "a mapping"),
     "str": (str, "a string"),
     "int": (int, "a whole number"),
-    "number": (int | float, "a number"),
+    "number": ((int, float), "a number"),
 }
 
 
