@@ -36,7 +36,6 @@ from ansible_collections.accel.openstack.plugins.module_utils._inputs import (
     _LARGEST,
     MAX_HOST_CPUS,
     MAX_INT,
-    MAX_ITEMS,
     MAX_NUMA_CELLS,
     InputError,
     boolean,
@@ -210,29 +209,35 @@ def _work_bounds(data: Mapping, specs: Mapping, image: Mapping, refuse) -> None:
 
 
 # -- fleet snapshots ---------------------------------------------------------------------------------
+_ROOT_KEYS = ("disabled", "numa_cells", "pci_pools")
+
+
 def fleet_snapshot(snapshot) -> dict:
-    """The snapshot as plain data with the optional root record keys the Nova filters read checked:
-    ``disabled`` (a boolean or Ansible's boolean words), ``numa_cells`` and ``pci_pools``."""
+    """The snapshot with the optional root record keys the Nova filters read checked and made plain:
+    ``disabled`` (a boolean or Ansible's boolean words), ``numa_cells`` and ``pci_pools``.
+
+    Provider records are otherwise passed on as they are (shallow copies where a key was checked):
+    ``Fleet.from_snapshot`` checks every uuid, name, inventory field (whole, finite, within Placement's
+    limits), trait and aggregate itself, and a fleet of tens of thousands of providers is not copied
+    twice."""
     records = snapshot.get("resource_providers") if isinstance(snapshot, Mapping) else None
     if not isinstance(records, list | tuple):
         return plain(snapshot, "fleet")  # Fleet.from_snapshot answers the shape with its own words
     data = plain({k: v for k, v in snapshot.items() if k != "resource_providers"}, "fleet")
-    data["resource_providers"] = []
+    checked = []
     for index, record in enumerate(records):
-        name = record.get("name") or record.get("uuid") if isinstance(record, Mapping) else None
-        label = f"fleet: resource_providers[{index}]" + (f" ({shown(name, 80)})" if name is not None else "")
-        data["resource_providers"].append(plain(record, label, max_items=MAX_ITEMS // 4))
-    for index, record in enumerate(data["resource_providers"]):
-        if not isinstance(record, dict):
-            continue
-        name = record.get("name") if isinstance(record.get("name"), str) else record.get("uuid")
-        where = f"fleet: resource_providers[{index}] ({shown(name, 80)})"
-        if record.get("disabled") is not None:
-            record["disabled"] = boolean(record["disabled"], f"{where}: disabled")
-        if record.get("numa_cells") is not None:
-            record["numa_cells"] = numa_cells(record["numa_cells"], f"{where}: numa_cells")
-        if record.get("pci_pools") is not None:
-            record["pci_pools"] = pci_pools(record["pci_pools"], f"{where}: pci_pools")
+        if isinstance(record, Mapping) and any(record.get(key) is not None for key in _ROOT_KEYS):
+            name = record.get("name") or record.get("uuid")
+            where = f"fleet: resource_providers[{index}]" + (f" ({shown(name, 80)})" if name is not None else "")
+            record = dict(record)
+            if record.get("disabled") is not None:
+                record["disabled"] = boolean(plain(record["disabled"], where), f"{where}: disabled")
+            if record.get("numa_cells") is not None:
+                record["numa_cells"] = numa_cells(plain(record["numa_cells"], where), f"{where}: numa_cells")
+            if record.get("pci_pools") is not None:
+                record["pci_pools"] = pci_pools(plain(record["pci_pools"], where), f"{where}: pci_pools")
+        checked.append(record)
+    data["resource_providers"] = checked
     return data
 
 

@@ -271,6 +271,9 @@ def test_disabled_reads_ansibles_boolean_words(disabled, kept):
         ({"pci_pools": [{"vendor_id": "10de", "product_id": "2331", "count": 10**40}]}, "count"),
         ({"pci_pools": [{"vendor_id": "xyz", "product_id": "2331", "count": 1}]}, "vendor_id"),
         ({"pci_pools": "10de:2331"}, "pci_pools"),
+        ({"inventories": {"VCPU": {"total": 10**40}}}, "Placement takes at most 2,147,483,647"),
+        ({"inventories": {"VCPU": {"total": 8, "reserved": 2**31}}}, "reserved is 2147483648"),
+        ({"inventories": {"VCPU": {"total": 1e300}}}, "a number of about 301 digits"),
     ],
 )
 def test_fleet_records_of_the_wrong_shape_are_refused_by_record_and_field(root_keys, named):
