@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
-from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters
 from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     Fleet,
@@ -727,8 +727,64 @@ def _one_device(request: Request) -> Request:
     )
 
 
+# What a flavor's evaluation may raise beyond the collection's own errors, reported for that flavor alone.
+_EVALUATION_ERRORS = (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, RecursionError)
+
+
+def checked_fit(fit: FlavorFit, flavor, index: int) -> dict:
+    """``fit.check`` on a flavor that passed the input layer (``inputs.flavor``); a refusal of that layer,
+    a search over its budget or an unexpected error is that flavor's report, never the whole lookup's."""
+    try:
+        flavor = inputs.flavor(flavor, index, fit.options.image_properties)
+    except inputs.FlavorInputError as exc:
+        report = _input_report(fit, exc.name, index)
+        if exc.code == "too_big":
+            report.update(outcome="no_host", message=exc.msg)
+            report["reason"] = {"code": "too_big", "detail": exc.msg, "did_you_mean": []}
+            report["why_not"] = {n: exc.msg for n in report["max_instances"]}
+            return report
+        return fit._refused(report, exc.msg, [])
+    try:
+        return fit.check(flavor)
+    except TooCombinatorial as exc:
+        detail = f"flavor {flavor.get('name')!r}: {exc}"
+    except _EVALUATION_ERRORS as exc:
+        detail = (
+            f"flavor {flavor.get('name')!r} could not be evaluated ({type(exc).__name__}: {str(exc)[:200]}); "
+            "this is a limit of the collection's model, not Nova's answer"
+        )
+    report = _input_report(fit, flavor.get("name"), index)
+    report.update(outcome="scheduler_error", message=detail)
+    report["reason"] = {"code": "scheduler_error", "detail": detail, "did_you_mean": []}
+    report["why_not"] = {n: detail for n in report["max_instances"]}
+    return report
+
+
+def _input_report(fit: FlavorFit, name, index: int) -> dict:
+    return {
+        "name": name if isinstance(name, str) else f"flavors[{index}]",
+        "outcome": None,
+        "status": None,
+        "message": "",
+        "queries": [],
+        "hosts": [],
+        "max_instances": dict.fromkeys(fit.names, 0),
+        "fleet_max_instances": 0,
+        "why_not": {},
+        "reason": None,
+        "after_filters": {"hosts": [], "removed": {}},
+    }
+
+
 def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
-    """One report per flavor (see the module docstring); raises FitOptionError only for bad options."""
+    """One report per flavor (see the module docstring); raises FitOptionError only for bad options.
+
+    Options, the fleet and each flavor pass the input layer (``inputs.py``) first."""
+    try:
+        options = inputs.plain(options, "options")
+        snapshot = inputs.fleet_snapshot(snapshot)
+    except inputs.InputError as exc:
+        raise FitOptionError(exc.msg) from None
     checked = FitOptions.checked(**options)
     if not isinstance(flavors, list | tuple):
         flavors = [flavors]
@@ -736,4 +792,4 @@ def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
         raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
     with gc_paused():
         fit = FlavorFit(snapshot, checked)
-        return [fit.check(flavor) for flavor in flavors]
+        return [checked_fit(fit, flavor, index) for index, flavor in enumerate(flavors)]

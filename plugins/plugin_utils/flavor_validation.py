@@ -33,11 +33,13 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
     GENERAL_CLASSES,
     FitOptionError,
     FitOptions,
     FlavorFit,
+    checked_fit,
 )
 
 ENTRY_KEYS = ("min_hosts", "expect", "image_properties", "boot_from_volume")
@@ -172,6 +174,12 @@ def _asks_baremetal(flavor: Mapping, classes: set[str]) -> bool:
 
 
 def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
+    try:
+        options = inputs.plain(options, "options")
+        entries = inputs.plain(entries, "flavors")
+        snapshot = inputs.fleet_snapshot(snapshot)
+    except inputs.InputError as exc:
+        raise FitOptionError(exc.msg) from None
     base = FitOptions.checked(**options)
     if not isinstance(entries, list | tuple):
         raise FitOptionError("flavors must be a list of flavor dicts")
@@ -184,7 +192,7 @@ def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
     for index, entry in enumerate(entries):
         flavor, min_hosts, expect, overrides = _entry(index, entry)
         fit.options = dataclasses.replace(base, **overrides) if overrides else base
-        report = fit.check(flavor)
+        report = checked_fit(fit, flavor, index)
         kept = report["after_filters"]["hosts"]
         report.update(min_hosts=min_hosts, expect=expect)
         report["ok"] = not kept if expect == "unplaceable" else len(kept) >= min_hosts

@@ -35,6 +35,20 @@ MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
 MAX_ENTRIES = 32768
 
 
+def _is_utf8(name: str) -> bool:
+    """Whether a name read from the file system is valid UTF-8 (Python decodes other bytes as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escaped(name: str) -> str:
+    """A name as printable ASCII, its undecodable bytes as ``\\xNN``."""
+    return ascii(os.fsencode(name))[1:]
+
+
 class HostRootError(AccelError):
     """The root is unusable, or a path under it cannot be used safely; the message names the path."""
 
@@ -82,6 +96,9 @@ class HostRoot:
         return self.root == "/"
 
     def warn(self, message: str) -> None:
+        # A name read from the host that is not UTF-8 (decoded with surrogate escapes) is shown escaped:
+        # a result holding it would be refused by Ansible as an invalid UTF-8 string.
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
         if message not in self.warnings:
             self.warnings.append(message)
 
@@ -193,6 +210,9 @@ class HostRoot:
                     if len(names) >= limit:
                         self.warn(f"{host_path}: more than {limit} entries; only the first {limit} are read")
                         break
+                    if not _is_utf8(entry.name):
+                        self.warn(f"{host_path}: entry {_escaped(entry.name)} is not a UTF-8 name; skipped")
+                        continue
                     names.append(entry.name)
             return sorted(names)
         except FileNotFoundError:
@@ -303,7 +323,11 @@ class HostRoot:
             else:
                 directory, name = self.parent_path(host_path)
                 real = os.path.join(directory, name)
-            return os.readlink(real)
+            target = os.readlink(real)
+            if not _is_utf8(target):
+                self.warn(f"{host_path}: link target {_escaped(target)} is not a UTF-8 name; ignored")
+                return None
+            return target
         except HostRootError as exc:
             self.warn(str(exc))
             return None

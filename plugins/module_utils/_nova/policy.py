@@ -50,6 +50,18 @@ KNOWN_KEYS = (
 # Keys that only mean something for one mode.
 PASSTHROUGH_ONLY = ("resource_class", "numa_policy", "device_type", "live_migratable")
 VGPU_ONLY = ("mdev_type", "mdev_class", "max_instances")
+# The SR-IOV capability counts VFs in 16 bits.
+MAX_VFS = 65535
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` for a message, short; a whole number too large to print is described instead."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return "(a number of more than 19 digits)"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}\Z")
 MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 TRUE_STRINGS = ("true", "yes", "on", "1")
@@ -306,7 +318,10 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            errors.append(f"{label}: {key} {value!r} must be a whole number of at least {least}")
+            errors.append(f"{label}: {key} {_shown(value)} must be a whole number of at least {least}")
+        elif value > MAX_VFS:
+            # sriov_numvfs is a 16-bit number in the PCI SR-IOV capability.
+            errors.append(f"{label}: {key} {_shown(value)} is more than {MAX_VFS}, the most VFs a PF has")
         else:
             counts[key] = value
     if raw.get("vfs") is not None and mode not in ("vgpu", "mig"):
