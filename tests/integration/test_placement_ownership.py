@@ -1,0 +1,198 @@
+"""Who owns what in Placement, proved with Nova 34's own code playing nova-compute (tests/support/nova_compute.py).
+
+Nova's periodic update reports two GPU hosts to the real Placement; then the collection's placement
+stage runs on a real cloud (``accel_placement_simulate_compute: false``), through ansible-playbook and
+the module; then Nova's update runs again. Nova raises nothing (no 409, no
+ResourceProviderCreationFailed), nothing Nova wrote is rewritten (names, uuids, parents, inventories),
+and the custom traits the collection adds survive Nova's second update. A host where nova-compute has
+not run yet gets no provider from the stage (it is reported missing), and Nova's first update of it
+then succeeds.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.accel.openstack.plugins.filter.nova import nova_compute_conf
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from tests.support import nova_compute
+from tests.support.ansible_runner import run_module, run_playbook, task_results, total_changed
+from tests.support.fake_sysfs import build_root
+
+pytestmark = [pytest.mark.placement, pytest.mark.nova]
+
+with open("inventories/demo/group_vars/all/device_policy.yml") as handle:
+    POLICY = yaml.safe_load(handle)["accel_device_policy"]
+HOSTS = {"gpu-01": "hgx-h100", "vgpu-01": "vgpu-a16", "gpu-02": "configured-t4"}
+# What nova-compute is configured with beyond the collection's fragment (Nova's defaults otherwise).
+NOVA_SETTINGS = "[DEFAULT]\nreserved_host_memory_mb = 4096\ncpu_allocation_ratio = 1.0\n"
+ROOT_TRAIT = "CUSTOM_ACCEL_MANAGED"
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    """Each host's fake root, facts, and the Nova case with the rendered nova-compute fragment."""
+    base = tmp_path_factory.mktemp("ownership")
+    out = {}
+    for name, profile in HOSTS.items():
+        root = build_root(profile, str(base / name))
+        facts, _warnings = discover(root)
+        config = [NOVA_SETTINGS, nova_compute_conf(facts, POLICY, name, True)]
+        out[name] = {"root": root, "case": nova_compute.compute_case(name, facts, config)}
+    inventory = {
+        "all": {
+            "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+            "children": {
+                "compute": {"hosts": {name: {"accel_root": out[name]["root"]} for name in HOSTS}},
+                "control": {"hosts": {"ctl-01": {}}},
+            },
+        }
+    }
+    path = base / "hosts.yml"
+    path.write_text(yaml.safe_dump(inventory))
+    return {"hosts": out, "inventory": str(path)}
+
+
+def stage(placement, hosts, limit: str, **extra) -> dict:
+    variables = {
+        "accel_placement_auth": placement.auth,
+        "accel_device_policy": POLICY,
+        "accel_nova_report_in_placement": True,
+        "accel_placement_root_traits": [ROOT_TRAIT],
+        "accel_placement_wait_retries": 2,
+        "accel_placement_wait_delay": 1,
+        **extra,
+    }
+    return run_playbook("playbooks/placement.yml", hosts["inventory"], variables, limit=limit)
+
+
+def snapshot(placement) -> dict:
+    """Every provider as Placement holds it: name -> uuid, parent, root, inventories, traits."""
+    _status, body = placement.request("GET", "/resource_providers")
+    out = {}
+    for record in body["resource_providers"]:
+        uuid = record["uuid"]
+        out[record["name"]] = {
+            "uuid": uuid,
+            "parent": record["parent_provider_uuid"],
+            "root": record["root_provider_uuid"],
+            "inventories": placement.request("GET", f"/resource_providers/{uuid}/inventories")[1]["inventories"],
+            "traits": set(placement.request("GET", f"/resource_providers/{uuid}/traits")[1]["traits"]),
+        }
+    return out
+
+
+def nova_owned(state: dict) -> dict:
+    """What nova-compute owns of each provider: identity, parent and inventories."""
+    return {name: (p["uuid"], p["parent"], p["root"], p["inventories"]) for name, p in state.items()}
+
+
+def nova_update(placement, hosts, *names) -> list[dict]:
+    results = nova_compute.update(placement.url, [hosts["hosts"][n]["case"] for n in names])
+    for result in results:
+        assert result["ok"], result
+    return results
+
+
+def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collection_traits(placement, hosts):
+    reported = nova_update(placement, hosts, "gpu-01", "vgpu-01")
+    by_name = {p["name"]: p for r in reported for p in r["providers"]}
+    assert by_name["gpu-01"]["inventories"]["MEMORY_MB"]["reserved"] == 4096
+    assert by_name["gpu-01"]["inventories"]["DISK_GB"]["total"] == 1800
+    pci = sorted(n for n in by_name if n.startswith("gpu-01_0000:"))
+    vgpu = sorted(n for n in by_name if n.startswith("vgpu-01_pci_"))
+    assert len(pci) == 8 and vgpu, sorted(by_name)
+    before = snapshot(placement)
+
+    # the stage on a real cloud: controllers and the host nova-compute has not reported are left alone
+    first = stage(placement, hosts, "gpu-01,vgpu-01,ctl-01")
+    assert first["rc"] == 0, first["stderr"] + first["stdout"]
+    assert all(r.get("skipped") for r in task_results(first, "Register every host's providers in one call").values())
+    (added,) = task_results(first, "Add the collection's custom traits to nova-compute's providers").values()
+    assert added["changed"] is True
+    assert {p["name"] for p in added["providers"]} == {"gpu-01", "vgpu-01", *vgpu}
+    after_stage = snapshot(placement)
+    assert nova_owned(after_stage) == nova_owned(before)
+    assert "ctl-01" not in after_stage and "localhost" not in after_stage
+    assert after_stage["gpu-01"]["traits"] == before["gpu-01"]["traits"] | {ROOT_TRAIT}
+    for name in vgpu:
+        assert after_stage[name]["traits"] == before[name]["traits"] | {"CUSTOM_VGPU_A16"}
+    for name in pci:
+        assert after_stage[name]["traits"] == before[name]["traits"]
+
+    # the module refuses to play nova-compute on a real cloud, and changes nothing
+    predicted = [
+        dict(p, inventories={rc: dict(inv, allocation_ratio=4.0) for rc, inv in p["inventories"].items()})
+        for p in by_name.values()
+        if p["name"].startswith("gpu-01")
+    ]
+    declared = [{k: p[k] for k in ("name", "inventories", "traits")} for p in predicted]
+    refused = run_module("placement_provider", dict(placement.auth, providers=declared))
+    assert refused.get("failed") and "nova-compute owns it" in refused["msg"], refused
+    assert "writing inventories" in refused["msg"]
+    created = run_module("placement_provider", dict(placement.auth, name="gpu-03", inventories={"VCPU": 8}))
+    assert created.get("failed") and "creating a compute node root" in created["msg"], created
+    child = run_module(
+        "placement_provider",
+        dict(placement.auth, name="gpu-01_0000:99:00.0", parent="gpu-01", inventories={"CUSTOM_X": 1}),
+    )
+    assert child.get("failed") and "a provider of a nova-compute tree" in child["msg"], child
+    tagged = run_module("placement_provider", dict(placement.auth, name=pci[0], traits=["CUSTOM_NOT_KEPT"]))
+    assert tagged.get("failed") and "device_spec" in tagged["msg"], tagged
+    deleted = run_module("placement_provider", dict(placement.auth, name=vgpu[0], state="absent"))
+    assert deleted.get("failed") and "deleting it refused" in deleted["msg"], deleted
+    assert snapshot(placement) == after_stage
+
+    # Nova's next periodic update: no conflict, nothing of Nova's changed, the collection's traits kept
+    again = nova_update(placement, hosts, "gpu-01", "vgpu-01")
+    assert {p["uuid"] for r in again for p in r["providers"]} == {p["uuid"] for p in by_name.values()}
+    after_nova = snapshot(placement)
+    assert nova_owned(after_nova) == nova_owned(before)
+    assert ROOT_TRAIT in after_nova["gpu-01"]["traits"]
+    assert all("CUSTOM_VGPU_A16" in after_nova[name]["traits"] for name in vgpu)
+
+    second = stage(placement, hosts, "gpu-01,vgpu-01,ctl-01")
+    assert second["rc"] == 0 and total_changed(second) == 0, second["stats"]
+    assert snapshot(placement) == after_nova
+
+
+def test_a_host_nova_has_not_reported_gets_no_provider_and_nova_then_creates_its_own(placement, hosts):
+    missing = stage(placement, hosts, "gpu-02", accel_placement_fail_on_missing=False)
+    assert missing["rc"] == 0, missing["stderr"] + missing["stdout"]
+    (report,) = task_results(missing, "Report the providers nova-compute has not reported").values()
+    assert "gpu-02: gpu-02" in report["msg"] and "hypervisor hostname" in report["msg"]
+    assert not any(name.startswith("gpu-02") for name in snapshot(placement))
+
+    failing = stage(placement, hosts, "gpu-02")
+    assert failing["rc"] != 0
+    (failed,) = task_results(failing, "Fail when predicted providers are missing").values()
+    assert failed["failed"] and "accel_placement_fail_on_missing" in failed["msg"]
+    assert not any(name.startswith("gpu-02") for name in snapshot(placement))
+
+    (reported,) = nova_update(placement, hosts, "gpu-02")
+    assert reported["providers"][0]["uuid"] == nova_compute.node_uuid("gpu-02")
+    found = stage(placement, hosts, "gpu-02")
+    assert found["rc"] == 0, found["stderr"] + found["stdout"]
+    assert all(
+        r.get("skipped") for r in task_results(found, "Report the providers nova-compute has not reported").values()
+    )
+    state = snapshot(placement)
+    assert ROOT_TRAIT in state["gpu-02"]["traits"]
+    assert state["gpu-02"]["inventories"]["VCPU"]["allocation_ratio"] == 1.0
+
+
+def test_playing_nova_compute_is_what_breaks_it_the_reason_for_the_guard(placement):
+    """The control: what simulate_compute does on a real cloud, and what Nova's code then says."""
+    early = run_module(
+        "placement_provider",
+        dict(placement.auth, simulate_compute=True, name="gpu-09", inventories={"VCPU": 8, "DISK_GB": 100}),
+    )
+    assert early["changed"], early
+    (refused,) = nova_compute.update(placement.url, [nova_compute.compute_case("gpu-09", None, [NOVA_SETTINGS])])
+    assert not refused["ok"] and refused["error"].startswith("ResourceProviderCreationFailed"), refused
+    guarded = run_module("placement_provider", dict(placement.auth, name="gpu-10", inventories={"VCPU": 8}))
+    assert guarded.get("failed") and "409" in guarded["msg"]
+    assert placement.request("GET", "/resource_providers?name=gpu-10")[1]["resource_providers"] == []
