@@ -5,12 +5,14 @@ stage runs on a real cloud (``accel_placement_simulate_compute: false``), throug
 the module; then Nova's update runs again. Nova raises nothing (no 409, no
 ResourceProviderCreationFailed), nothing Nova wrote is rewritten (names, uuids, parents, inventories),
 and the custom traits the collection adds survive Nova's second update. A host where nova-compute has
-not run yet gets no provider from the stage (it is reported missing), and Nova's first update of it
-then succeeds.
+not run yet gets no provider from the stage (it is reported missing, and the play fails unless told
+not to), and Nova's first update of it then succeeds. The control: a root created by simulating
+nova-compute makes Nova's own update fail.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -69,6 +71,18 @@ def stage(placement, hosts, limit: str, **extra) -> dict:
     return run_playbook("playbooks/placement.yml", hosts["inventory"], variables, limit=limit)
 
 
+def failures(report: dict) -> str:
+    """The failed task results of a playbook report, for assertion messages."""
+    failed = [
+        f"{task['task']['name']} on {host}: {result.get('msg')}"
+        for play in report.get("plays", [])
+        for task in play.get("tasks", [])
+        for host, result in task["hosts"].items()
+        if result.get("failed") and not result.get("ignored")
+    ]
+    return "\n".join(failed) + json.dumps(report.get("stats")) + report["stderr"] + report["stdout"]
+
+
 def snapshot(placement) -> dict:
     """Every provider as Placement holds it: name -> uuid, parent, root, inventories, traits."""
     _status, body = placement.request("GET", "/resource_providers")
@@ -107,16 +121,21 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
     assert len(pci) == 8 and vgpu, sorted(by_name)
     before = snapshot(placement)
 
-    # the stage on a real cloud: controllers and the host nova-compute has not reported are left alone
-    first = stage(placement, hosts, "gpu-01,vgpu-01,ctl-01")
-    assert first["rc"] == 0, first["stderr"] + first["stdout"]
+    # the stage on a real cloud: controllers and the host nova-compute has not reported (gpu-02) get no
+    # provider; gpu-02 is reported missing, and the play goes on as told
+    first = stage(placement, hosts, "all", accel_placement_fail_on_missing=False)
+    assert first["rc"] == 0, failures(first)
+    (report,) = task_results(first, "Report the providers nova-compute has not reported").values()
+    assert "providers after 2 retries 1 s apart: gpu-02: gpu-02, gpu-02_0000:" in report["msg"], report["msg"]
+    assert "hypervisor hostname" in report["msg"]
     assert all(r.get("skipped") for r in task_results(first, "Register every host's providers in one call").values())
     (added,) = task_results(first, "Add the collection's custom traits to nova-compute's providers").values()
     assert added["changed"] is True
     assert {p["name"] for p in added["providers"]} == {"gpu-01", "vgpu-01", *vgpu}
     after_stage = snapshot(placement)
     assert nova_owned(after_stage) == nova_owned(before)
-    assert "ctl-01" not in after_stage and "localhost" not in after_stage
+    assert not {"ctl-01", "localhost"} & set(after_stage)
+    assert not any(name.startswith("gpu-02") for name in after_stage)
     assert after_stage["gpu-01"]["traits"] == before["gpu-01"]["traits"] | {ROOT_TRAIT}
     for name in vgpu:
         assert after_stage[name]["traits"] == before[name]["traits"] | {"CUSTOM_VGPU_A16"}
@@ -154,31 +173,24 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
     assert ROOT_TRAIT in after_nova["gpu-01"]["traits"]
     assert all("CUSTOM_VGPU_A16" in after_nova[name]["traits"] for name in vgpu)
 
-    second = stage(placement, hosts, "gpu-01,vgpu-01,ctl-01")
+    second = stage(placement, hosts, "all", accel_placement_fail_on_missing=False)
     assert second["rc"] == 0 and total_changed(second) == 0, second["stats"]
     assert snapshot(placement) == after_nova
 
 
-def test_a_host_nova_has_not_reported_gets_no_provider_and_nova_then_creates_its_own(placement, hosts):
-    missing = stage(placement, hosts, "gpu-02", accel_placement_fail_on_missing=False)
-    assert missing["rc"] == 0, missing["stderr"] + missing["stdout"]
-    (report,) = task_results(missing, "Report the providers nova-compute has not reported").values()
-    assert "gpu-02: gpu-02" in report["msg"] and "hypervisor hostname" in report["msg"]
-    assert not any(name.startswith("gpu-02") for name in snapshot(placement))
-
+def test_a_host_nova_has_not_reported_fails_the_stage_and_nova_then_creates_its_own(placement, hosts):
     failing = stage(placement, hosts, "gpu-02")
     assert failing["rc"] != 0
     (failed,) = task_results(failing, "Fail when predicted providers are missing").values()
-    assert failed["failed"] and "accel_placement_fail_on_missing" in failed["msg"]
+    assert failed["failed"] and "gpu-02_0000:" in failed["msg"] and "accel_placement_fail_on_missing" in failed["msg"]
     assert not any(name.startswith("gpu-02") for name in snapshot(placement))
 
     (reported,) = nova_update(placement, hosts, "gpu-02")
     assert reported["providers"][0]["uuid"] == nova_compute.node_uuid("gpu-02")
     found = stage(placement, hosts, "gpu-02")
-    assert found["rc"] == 0, found["stderr"] + found["stdout"]
-    assert all(
-        r.get("skipped") for r in task_results(found, "Report the providers nova-compute has not reported").values()
-    )
+    assert found["rc"] == 0, failures(found)
+    skipped = task_results(found, "Report the providers nova-compute has not reported").values()
+    assert all(r.get("skipped") for r in skipped)
     state = snapshot(placement)
     assert ROOT_TRAIT in state["gpu-02"]["traits"]
     assert state["gpu-02"]["inventories"]["VCPU"]["allocation_ratio"] == 1.0
