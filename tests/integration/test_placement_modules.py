@@ -282,6 +282,12 @@ def test_placement_info_snapshot_tree_name_and_query(placement):
     exact = run_module("placement_info", dict(placement.auth, name=["info-other"], usages=False))
     assert [p["name"] for p in exact["fleet"]["resource_providers"]] == ["info-other"]
     assert exact["api_calls"]["GET"] == 4  # list by name, traits, inventories, aggregates
+    present = run_module("placement_info", dict(placement.auth, name=["info-*"], details=False))
+    assert present["api_calls"] == {"GET": 1}  # which providers exist: the provider list only
+    assert {p["name"]: p for p in present["fleet"]["resource_providers"]}["info-node_0000:42:00.0"] == {
+        key: providers["info-node_0000:42:00.0"][key]
+        for key in ("uuid", "name", "parent_provider_uuid", "root_provider_uuid")
+    }
     bad = run_module("placement_info", dict(placement.auth, query="resource_providers[?"))
     assert bad["failed"] and "not valid JMESPath" in bad["msg"]
 

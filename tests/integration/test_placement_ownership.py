@@ -64,8 +64,9 @@ def stage(placement, hosts, limit: str, **extra) -> dict:
         "accel_device_policy": POLICY,
         "accel_nova_report_in_placement": True,
         "accel_placement_root_traits": [ROOT_TRAIT],
-        "accel_placement_wait_retries": 2,
+        "accel_placement_wait_retries": 0,
         "accel_placement_wait_delay": 1,
+        "accel_placement_summary": False,
         **extra,
     }
     return run_playbook("playbooks/placement.yml", hosts["inventory"], variables, limit=limit)
@@ -126,7 +127,8 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
     first = stage(placement, hosts, "all", accel_placement_fail_on_missing=False)
     assert first["rc"] == 0, failures(first)
     (report,) = task_results(first, "Report the providers nova-compute has not reported").values()
-    assert "providers after 2 retries 1 s apart: gpu-02: gpu-02, gpu-02_0000:" in report["msg"], report["msg"]
+    expected = "providers (Placement read 1 time(s), 1 s apart): gpu-02: gpu-02, gpu-02_0000:"
+    assert expected in report["msg"], report["msg"]
     assert "hypervisor hostname" in report["msg"]
     assert all(r.get("skipped") for r in task_results(first, "Register every host's providers in one call").values())
     (added,) = task_results(first, "Add the collection's custom traits to nova-compute's providers").values()
@@ -179,32 +181,35 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
 
 
 def test_a_host_nova_has_not_reported_fails_the_stage_and_nova_then_creates_its_own(placement, hosts):
-    failing = stage(placement, hosts, "gpu-02")
+    failing = stage(placement, hosts, "gpu-02", accel_placement_wait_retries=2)
     assert failing["rc"] != 0
+    (waited,) = task_results(failing, "Wait for the providers nova-compute reports").values()
+    assert waited["attempts"] == 3 and not waited.get("failed")
     (failed,) = task_results(failing, "Fail when predicted providers are missing").values()
     assert failed["failed"] and "gpu-02_0000:" in failed["msg"] and "accel_placement_fail_on_missing" in failed["msg"]
     assert not any(name.startswith("gpu-02") for name in snapshot(placement))
 
-    (reported,) = nova_update(placement, hosts, "gpu-02")
-    assert reported["providers"][0]["uuid"] == nova_compute.node_uuid("gpu-02")
-    found = stage(placement, hosts, "gpu-02")
-    assert found["rc"] == 0, failures(found)
-    skipped = task_results(found, "Report the providers nova-compute has not reported").values()
-    assert all(r.get("skipped") for r in skipped)
-    state = snapshot(placement)
-    assert ROOT_TRAIT in state["gpu-02"]["traits"]
-    assert state["gpu-02"]["inventories"]["VCPU"]["allocation_ratio"] == 1.0
-
-
-def test_playing_nova_compute_is_what_breaks_it_the_reason_for_the_guard(placement):
-    """The control: what simulate_compute does on a real cloud, and what Nova's code then says."""
+    # The control, in the same Nova run: a root created by playing nova-compute (what the stage did before
+    # it knew who owns what, and what simulate_compute still does) makes Nova's own creation fail.
     early = run_module(
         "placement_provider",
         dict(placement.auth, simulate_compute=True, name="gpu-09", inventories={"VCPU": 8, "DISK_GB": 100}),
     )
     assert early["changed"], early
-    (refused,) = nova_compute.update(placement.url, [nova_compute.compute_case("gpu-09", None, [NOVA_SETTINGS])])
-    assert not refused["ok"] and refused["error"].startswith("ResourceProviderCreationFailed"), refused
     guarded = run_module("placement_provider", dict(placement.auth, name="gpu-10", inventories={"VCPU": 8}))
     assert guarded.get("failed") and "409" in guarded["msg"]
     assert placement.request("GET", "/resource_providers?name=gpu-10")[1]["resource_providers"] == []
+    control = nova_compute.compute_case("gpu-09", None, [NOVA_SETTINGS])
+    reported, refused = nova_compute.update(placement.url, [hosts["hosts"]["gpu-02"]["case"], control])
+    assert not refused["ok"] and refused["error"].startswith("ResourceProviderCreationFailed"), refused
+    assert reported["ok"] and reported["providers"][0]["uuid"] == nova_compute.node_uuid("gpu-02"), reported
+
+    found = stage(placement, hosts, "gpu-02", accel_placement_summary=True)
+    assert found["rc"] == 0, failures(found)
+    skipped = task_results(found, "Report the providers nova-compute has not reported").values()
+    assert all(r.get("skipped") for r in skipped)
+    (summary,) = task_results(found, "Summarise the providers in Placement").values()
+    assert "reported by nova-compute" in summary["msg"] and "gpu-02_0000:" in summary["msg"]
+    state = snapshot(placement)
+    assert ROOT_TRAIT in state["gpu-02"]["traits"]
+    assert state["gpu-02"]["inventories"]["VCPU"]["allocation_ratio"] == 1.0

@@ -222,15 +222,25 @@ def _select(client: PlacementClient, names: list[str] | None, tree: str | None) 
 
 
 def fleet_snapshot(
-    client: PlacementClient, names: list[str] | None = None, tree: str | None = None, usages: bool = True
+    client: PlacementClient,
+    names: list[str] | None = None,
+    tree: str | None = None,
+    usages: bool = True,
+    details: bool = True,
 ) -> dict:
     """The fleet snapshot (DESIGN section 3) of all providers, one tree, or providers matching ``names``.
 
     Calls: one provider list, then per provider one inventory read, one aggregate read and (when it has
     inventories and ``usages``) one usage read. Traits come from one list per associated trait when that
-    is fewer calls than one read per provider.
+    is fewer calls than one read per provider. Without ``details`` only the provider list is read and
+    each provider has only its identity (``uuid``, ``name``, ``parent_provider_uuid``,
+    ``root_provider_uuid``): which providers exist, not a snapshot for the solver.
     """
     records, scope = _select(client, names, tree)
+    if not details:
+        identity = ("uuid", "name", "parent_provider_uuid", "root_provider_uuid")
+        ordered = sorted(records, key=lambda r: (r["root_provider_uuid"] != r["uuid"], r["name"]))
+        return {"resource_providers": [{key: record.get(key) for key in identity} for record in ordered]}
     traits: dict[str, list[str]] = {r["uuid"]: [] for r in records}
     associated = client.traits(associated=True) if len(records) > 2 else None
     if associated is not None and len(associated) + 1 < len(records):
