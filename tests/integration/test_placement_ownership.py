@@ -18,8 +18,10 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.accel.openstack.plugins.filter.nova import nova_compute_conf
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import HostInput, Options, render_fleet
+from ansible_collections.accel.openstack.plugins.module_utils._nova.files import provider_config_text
 from tests.support import nova_compute
 from tests.support.ansible_runner import run_module, run_playbook, task_results, total_changed
 from tests.support.fake_sysfs import build_root
@@ -32,18 +34,24 @@ HOSTS = {"gpu-01": "hgx-h100", "vgpu-01": "vgpu-a16", "gpu-02": "configured-t4"}
 # What nova-compute is configured with beyond the collection's fragment (Nova's defaults otherwise).
 NOVA_SETTINGS = "[DEFAULT]\nreserved_host_memory_mb = 4096\ncpu_allocation_ratio = 1.0\n"
 ROOT_TRAIT = "CUSTOM_ACCEL_MANAGED"
+# Declared through Nova's provider config (the Nova config stage's accel_nova_compute_node_traits).
+PROVIDER_CONFIG_TRAIT = "CUSTOM_GPU_HOST"
 
 
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
-    """Each host's fake root, facts, and the Nova case with the rendered nova-compute fragment."""
+    """Each host's fake root, facts, and the Nova case with what the Nova config stage renders for it."""
     base = tmp_path_factory.mktemp("ownership")
+    roots = {name: build_root(profile, str(base / name)) for name, profile in HOSTS.items()}
+    facts = {name: discover(root)[0] for name, root in roots.items()}
+    inputs = [HostInput(name, facts[name], compute_node_traits=(PROVIDER_CONFIG_TRAIT,)) for name in HOSTS]
+    rendering = render_fleet(inputs, POLICY, Options(report_in_placement=True))
     out = {}
-    for name, profile in HOSTS.items():
-        root = build_root(profile, str(base / name))
-        facts, _warnings = discover(root)
-        config = [NOVA_SETTINGS, nova_compute_conf(facts, POLICY, name, True)]
-        out[name] = {"root": root, "case": nova_compute.compute_case(name, facts, config)}
+    for name in HOSTS:
+        config = [NOVA_SETTINGS, render_text(rendering.compute[name])]
+        provider_config = provider_config_text(rendering.provider_configs.get(name))
+        case = nova_compute.compute_case(name, facts[name], config, provider_config=provider_config)
+        out[name] = {"root": roots[name], "case": case}
     inventory = {
         "all": {
             "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
@@ -63,6 +71,7 @@ def stage(placement, hosts, limit: str, **extra) -> dict:
         "accel_placement_auth": placement.auth,
         "accel_device_policy": POLICY,
         "accel_nova_report_in_placement": True,
+        "accel_nova_compute_node_traits": [PROVIDER_CONFIG_TRAIT],
         "accel_placement_root_traits": [ROOT_TRAIT],
         "accel_placement_wait_retries": 0,
         "accel_placement_wait_delay": 1,
@@ -117,6 +126,7 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
     by_name = {p["name"]: p for r in reported for p in r["providers"]}
     assert by_name["gpu-01"]["inventories"]["MEMORY_MB"]["reserved"] == 4096
     assert by_name["gpu-01"]["inventories"]["DISK_GB"]["total"] == 1800
+    assert PROVIDER_CONFIG_TRAIT in by_name["gpu-01"]["traits"]  # Nova applied the rendered provider config
     pci = sorted(n for n in by_name if n.startswith("gpu-01_0000:"))
     vgpu = sorted(n for n in by_name if n.startswith("vgpu-01_pci_"))
     assert len(pci) == 8 and vgpu, sorted(by_name)
@@ -139,8 +149,11 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
     assert not {"ctl-01", "localhost"} & set(after_stage)
     assert not any(name.startswith("gpu-02") for name in after_stage)
     assert after_stage["gpu-01"]["traits"] == before["gpu-01"]["traits"] | {ROOT_TRAIT}
-    for name in vgpu:
+    for name in vgpu:  # the policy's vGPU trait, declared by the stage and by the rendered provider config
         assert after_stage[name]["traits"] == before[name]["traits"] | {"CUSTOM_VGPU_A16"}
+    pool = run_module("placement_provider", dict(placement.auth, name=vgpu[0], traits=["CUSTOM_TENANT_POOL"]))
+    assert pool["changed"] and not pool.get("failed"), pool  # a custom trait on a vGPU provider: allowed
+    after_stage = snapshot(placement)
     for name in pci:
         assert after_stage[name]["traits"] == before[name]["traits"]
 
@@ -174,6 +187,7 @@ def test_nova_then_the_stage_then_nova_again_rewrite_nothing_and_keep_the_collec
     assert nova_owned(after_nova) == nova_owned(before)
     assert ROOT_TRAIT in after_nova["gpu-01"]["traits"]
     assert all("CUSTOM_VGPU_A16" in after_nova[name]["traits"] for name in vgpu)
+    assert "CUSTOM_TENANT_POOL" in after_nova[vgpu[0]]["traits"]
 
     second = stage(placement, hosts, "all", accel_placement_fail_on_missing=False)
     assert second["rc"] == 0 and total_changed(second) == 0, second["stats"]
