@@ -33,7 +33,7 @@ options:
       - V(false) reads only the provider list (one call, or one per exact O(name) when fewer than 10) and
         returns each provider's C(uuid), C(name), C(parent_provider_uuid) and C(root_provider_uuid) only,
         to see which providers exist (the placement role waits for nova-compute's providers this way).
-        That is not a fleet snapshot: do not give it to the solver lookups.
+        That is not a fleet snapshot; do not give it to the solver lookups.
     type: bool
     default: true
   query:
