@@ -31,6 +31,14 @@ options:
     description: Whether to read usages (one call per provider that has inventories).
     type: bool
     default: true
+  details:
+    description:
+      - V(false) reads only the provider list (one call, or one per exact O(name) when fewer than 10) and
+        returns each provider's C(uuid), C(name), C(parent_provider_uuid) and C(root_provider_uuid) only,
+        to see which providers exist (the placement role waits for nova-compute's providers this way).
+        That is not a fleet snapshot; do not give it to the solver lookups.
+    type: bool
+    default: true
   query:
     description:
       - A JMESPath expression applied to the snapshot (as C(community.general.json_query) does);
@@ -132,6 +140,7 @@ class PlacementInfoModule(OpenStackModule):
         "name": {"type": "list", "elements": "str"},
         "tree": {"type": "str"},
         "usages": {"type": "bool", "default": True},
+        "details": {"type": "bool", "default": True},
         "query": {"type": "str"},
     }
     module_kwargs = {"mutually_exclusive": [("name", "tree")]}
@@ -147,7 +156,9 @@ class PlacementInfoModule(OpenStackModule):
                 raise AccelError(
                     f"query {self.params['query']!r} is not valid JMESPath ({exc}); fix the expression"
                 ) from exc
-        fleet = fleet_snapshot(self.placement, self.params["name"], self.params["tree"], self.params["usages"])
+        fleet = fleet_snapshot(
+            self.placement, self.params["name"], self.params["tree"], self.params["usages"], self.params["details"]
+        )
         result = {"changed": False, "fleet": fleet}
         if query is not None:
             result["query_result"] = query.search(fleet)

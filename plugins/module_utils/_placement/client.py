@@ -299,7 +299,11 @@ def _select(client: PlacementClient, names: list[str] | None, tree: str | None) 
 
 
 def fleet_snapshot(
-    client: PlacementClient, names: list[str] | None = None, tree: str | None = None, usages: bool = True
+    client: PlacementClient,
+    names: list[str] | None = None,
+    tree: str | None = None,
+    usages: bool = True,
+    details: bool = True,
 ) -> dict:
     """The fleet snapshot (DESIGN section 3) of all providers, one tree, or providers matching ``names``.
 
@@ -308,8 +312,15 @@ def fleet_snapshot(
     is fewer calls than one read per provider. Two more reads give the custom resource classes and traits
     that exist in Placement, used or not (the snapshot's ``resource_classes`` and ``traits``): a query
     for one of them that no provider has is an empty answer, not Placement's 400 for an unknown name.
+    Without ``details`` only the provider list is read and each provider has only its identity (``uuid``,
+    ``name``, ``parent_provider_uuid``, ``root_provider_uuid``): which providers exist, not a snapshot for
+    the solver.
     """
     records, scope = _select(client, names, tree)
+    if not details:
+        identity = ("uuid", "name", "parent_provider_uuid", "root_provider_uuid")
+        ordered = sorted(records, key=lambda r: (r["root_provider_uuid"] != r["uuid"], r["name"]))
+        return {"resource_providers": [{key: record.get(key) for key in identity} for record in ordered]}
     traits: dict[str, list[str]] = {r["uuid"]: [] for r in records}
     associated = client.traits(associated=True) if len(records) > 2 else None
     if associated is not None and len(associated) + 1 < len(records):
