@@ -371,6 +371,8 @@ def _bodies(**override) -> dict:
         },
         f"/resource_providers/{ROOT}/usages": {"usages": {"VCPU": 0}},
         f"/resource_providers/{ROOT}/aggregates": {"resource_provider_generation": 1, "aggregates": []},
+        "/resource_classes": {"resource_classes": [{"name": "VCPU"}, {"name": "CUSTOM_GPU"}]},
+        "/traits": {"traits": ["CUSTOM_NVLINK"]},
     }
     bodies.update(override)
     return bodies
@@ -379,6 +381,7 @@ def _bodies(**override) -> dict:
 def test_a_placement_answer_of_the_right_types_gives_the_snapshot():
     snapshot = fleet_snapshot(PlacementClient(_Adapter(_bodies())))
     assert snapshot["resource_providers"][0]["inventories"]["VCPU"]["total"] == 8
+    assert (snapshot["resource_classes"], snapshot["traits"]) == (["CUSTOM_GPU"], ["CUSTOM_NVLINK"])
 
 
 @pytest.mark.parametrize(
@@ -402,4 +405,20 @@ def test_a_placement_answer_of_the_wrong_types_names_the_call_and_field(override
         fleet_snapshot(PlacementClient(_Adapter(_bodies(**override))))
     message = str(caught.value)
     assert named in message and "GET /resource_providers" in message, message
+    _sentence(message)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ({"/traits": {"traits": "CUSTOM_NVLINK"}}, "GET /traits with traits as a string"),
+        ({"/resource_classes": {"resource_classes": [{"name": 7}]}}, "GET /resource_classes with a name as a whole"),
+        ({"/resource_classes": {"resource_classes": "CUSTOM_GPU"}}, "GET /resource_classes with resource_classes as"),
+    ],
+)
+def test_a_wrong_type_in_the_custom_names_names_the_call_and_field(override, named):
+    with pytest.raises(PlacementAnswerError) as caught:
+        fleet_snapshot(PlacementClient(_Adapter(_bodies(**override))))
+    message = str(caught.value)
+    assert named in message, message
     _sentence(message)

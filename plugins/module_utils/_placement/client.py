@@ -152,7 +152,7 @@ class PlacementClient:
     def custom_traits(self) -> list[str]:
         """Every custom trait that exists, whether or not a provider has it."""
         body = self.request("GET", "/traits" + query({"name": "startswith:CUSTOM_"}))[1]
-        return sorted(body["traits"])
+        return sorted(_names(body, "traits", "GET /traits"))
 
     def _ensure(self, path: str) -> bool:
         """PUT a custom name (resource class, 1.7 semantics, or trait); True when it was created."""
