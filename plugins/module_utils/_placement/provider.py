@@ -5,7 +5,9 @@
 ``ProviderSpec`` is one declared provider (identity, parent, inventories, traits, aggregates, each set
 with its ``mode``). ``converge()`` plans every provider first (reads only), refuses the whole run when a
 declaration cannot be applied (inventory below usage, deleting a provider with allocations or
-children), then writes what differs, retrying a provider whose generation moved under it.
+children), then writes what differs, retrying a provider whose generation moved under it. Unless
+``simulate_compute``, a write that would play nova-compute is refused in the same planning step
+(``ownership.py``: one filtered provider list tells which providers belong to Nova's trees).
 
 Reading strategy: a few declarations look each provider up by name or uuid; many declarations
 (``BULK_THRESHOLD`` or more) read the provider list once and check traits and aggregates with one
