@@ -13,12 +13,19 @@ import hashlib
 import os
 
 import pytest
+import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import adopt
 from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import read_kolla, read_nova_conf_d
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.cloud import audit_cloud
+from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
+from tests.integration.test_audit_playbook import database_dump
 from tests.support import audit_example
-from tests.support.ansible_runner import run_module
+from tests.support.ansible_runner import run_module, run_playbook, task_results, total_changed
+from tests.support.placement_loader import load_fleet
+
+STAGES = ("nova_config", "placement")
 
 
 def checksums(top: str) -> dict:
@@ -108,3 +115,50 @@ def test_nova_conf_d_layout_adoption_changes_nothing(cloud, tmp_path):
     assert checksums(str(root)) == before
     owned = run_module("nova_config", dict(args, take_ownership=True), check=True)
     assert owned["changed"] is True
+
+
+@pytest.mark.placement
+def test_audit_then_stages_in_check_mode_change_nothing(placement, tmp_path):
+    """audit.yml on the healthy hand-built cloud, then nova_config.yml and placement.yml with the adopted
+    file as extra vars, in --check --diff against the real Placement (nova-compute owns the providers):
+    no task changes anything, the overrides keep their checksums and Placement its tables."""
+    dest = str(tmp_path / "example")
+    facts = audit_example.healthy(dest)
+    deployed = read_kolla(HostRoot("/"), os.path.join(dest, "kolla-config"), {h: ["compute"] for h in facts})
+    policy = adopt({h: e["services"]["compute"] for h, e in deployed.items()}, facts)["accel_device_policy"]
+    fleet = nova_fleet(facts, policy, report_in_placement=True, disk_gb=800)  # what nova-compute reports
+    for record in fleet["resource_providers"]:
+        for key in ("numa_cells", "pci_pools", "disabled"):
+            record.pop(key, None)
+    load_fleet(placement, fleet)
+    env = {"ACCEL_AUDIT_EXAMPLE_DIR": dest}
+    common = {"accel_placement_auth": placement.auth, "accel_audit_flavors": []}
+    audit = run_playbook(
+        "playbooks/audit.yml", "inventories/audit-example", dict(common, accel_audit_fail_on="warning"), **env
+    )
+    assert audit["rc"] == 0, audit["stderr"] + audit["stdout"]
+    with open(os.path.join(dest, "accel-adopted-policy.yml")) as handle:
+        adopted = yaml.safe_load(handle)
+    assert adopted["unexpressed"] == [] and adopted["accel_nova_pci_in_placement"] is True
+    stages = tmp_path / "stages.yml"
+    stages.write_text(
+        "".join(f"- ansible.builtin.import_playbook: {audit_example.REPO}/playbooks/{n}.yml\n" for n in STAGES)
+    )
+    files, tables = checksums(os.path.join(dest, "kolla-config")), database_dump(placement.db_path)
+    extra = dict(common, accel_placement_wait_retries=1, accel_placement_wait_delay=1)
+    extra.update({k: v for k, v in adopted.items() if k != "unexpressed"})
+    report = run_playbook(
+        str(stages), "inventories/audit-example", extra, check=True, diff=True, limit="compute", **env
+    )
+    assert report["rc"] == 0, report["stderr"] + report["stdout"]
+    changed = [
+        (task["task"]["name"], host)
+        for play in report["plays"]
+        for task in play["tasks"]
+        for host, result in task["hosts"].items()
+        if result.get("changed")
+    ]
+    assert total_changed(report) == 0 and changed == [], changed
+    assert task_results(report, "Write the Kolla-Ansible overrides on the deploy host")  # the stage ran
+    assert checksums(os.path.join(dest, "kolla-config")) == files
+    assert database_dump(placement.db_path) == tables
