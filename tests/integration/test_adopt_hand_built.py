@@ -20,12 +20,10 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import
 from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import read_kolla, read_nova_conf_d
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.cloud import audit_cloud
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
-from tests.integration.test_audit_playbook import database_dump
+from tests.integration.test_audit_playbook import database_dump, tree_checksum
 from tests.support import audit_example
 from tests.support.ansible_runner import run_module, run_playbook, task_results, total_changed
 from tests.support.placement_loader import load_fleet
-
-STAGES = ("nova_config", "placement")
 
 
 def checksums(top: str) -> dict:
@@ -118,10 +116,10 @@ def test_nova_conf_d_layout_adoption_changes_nothing(cloud, tmp_path):
 
 
 @pytest.mark.placement
-def test_audit_then_stages_in_check_mode_change_nothing(placement, tmp_path):
-    """audit.yml on the healthy hand-built cloud, then nova_config.yml and placement.yml with the adopted
-    file as extra vars, in --check --diff against the real Placement (nova-compute owns the providers):
-    no task changes anything, the overrides keep their checksums and Placement its tables."""
+def test_audit_then_site_in_check_mode_changes_nothing(placement, tmp_path):
+    """audit.yml on the healthy hand-built cloud, then site.yml (every stage) with the adopted file as
+    extra vars, in --check --diff against the real Placement (nova-compute owns the providers): no task
+    changes anything, the overrides and the roots keep their checksums and Placement its tables."""
     dest = str(tmp_path / "example")
     facts = audit_example.healthy(dest)
     deployed = read_kolla(HostRoot("/"), os.path.join(dest, "kolla-config"), {h: ["compute"] for h in facts})
@@ -140,16 +138,10 @@ def test_audit_then_stages_in_check_mode_change_nothing(placement, tmp_path):
     with open(os.path.join(dest, "accel-adopted-policy.yml")) as handle:
         adopted = yaml.safe_load(handle)
     assert adopted["unexpressed"] == [] and adopted["accel_nova_pci_in_placement"] is True
-    stages = tmp_path / "stages.yml"
-    stages.write_text(
-        "".join(f"- ansible.builtin.import_playbook: {audit_example.REPO}/playbooks/{n}.yml\n" for n in STAGES)
-    )
-    files, tables = checksums(os.path.join(dest, "kolla-config")), database_dump(placement.db_path)
+    files, tables = tree_checksum(dest), database_dump(placement.db_path)
     extra = dict(common, accel_placement_wait_retries=1, accel_placement_wait_delay=1)
     extra.update({k: v for k, v in adopted.items() if k != "unexpressed"})
-    report = run_playbook(
-        str(stages), "inventories/audit-example", extra, check=True, diff=True, limit="compute", **env
-    )
+    report = run_playbook("site.yml", "inventories/audit-example", extra, check=True, diff=True, limit="compute", **env)
     assert report["rc"] == 0, report["stderr"] + report["stdout"]
     changed = [
         (task["task"]["name"], host)
@@ -160,5 +152,5 @@ def test_audit_then_stages_in_check_mode_change_nothing(placement, tmp_path):
     ]
     assert total_changed(report) == 0 and changed == [], changed
     assert task_results(report, "Write the Kolla-Ansible overrides on the deploy host")  # the stage ran
-    assert checksums(os.path.join(dest, "kolla-config")) == files
+    assert tree_checksum(dest) == files
     assert database_dump(placement.db_path) == tables
