@@ -14,7 +14,8 @@ compares the results as Nova parses them:
   (``vendor_id`` ``ffff``) matches nothing and counts as no entry;
 - comma lists (``enabled_mdev_types``, ``enabled_filters``): the names in order;
   ``[mdev_*] device_addresses``: the set of addresses;
-- booleans as oslo.config reads them; ``[mdev_*] mdev_class = VGPU`` is Nova's default;
+- ``report_in_placement`` and ``pci_in_placement`` as oslo.config reads a boolean; ``[mdev_*] mdev_class =
+  VGPU`` is Nova's default; any other key: its last value;
 - provider config documents: their ``providers``, an absent file being an empty list.
 """
 
@@ -32,6 +33,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed imp
 )
 
 COMMA_LISTS = {("devices", "enabled_mdev_types"), ("filter_scheduler", "enabled_filters")}
+# oslo.config BoolOpt options among the keys the stage writes, and the spellings oslo.config accepts.
+BOOLEAN_KEYS = {("pci", "report_in_placement"), ("filter_scheduler", "pci_in_placement")}
 BOOLEANS = {"true": "true", "yes": "true", "on": "true", "1": "true", "false": "false", "no": "false", "off": "false"}
 NO_DEVICE = {"vendor_id": "ffff", "product_id": "ffff"}
 MAX_COMPARED = 4096  # services x hosts merged for one plan; beyond it the plan is written as planned
@@ -66,9 +69,10 @@ def normalized(config: dict) -> dict:
                 value = tuple(sorted({a.strip().lower() for a in values[-1].split(",") if a.strip()}))
             elif section.startswith("mdev_") and key == "mdev_class" and values[-1].strip() == "VGPU":
                 continue
+            elif (section, key) in BOOLEAN_KEYS:
+                value = BOOLEANS.get(values[-1].strip().lower(), values[-1].strip())
             else:
-                last = values[-1].strip()
-                value = BOOLEANS.get(last.lower(), last)
+                value = values[-1].strip()
             if value != ():
                 result[(section, key)] = value
     return result
