@@ -149,7 +149,7 @@ options:
   take_ownership:
     description:
       - When every Nova service would read the same configuration before and after the planned files (as
-        Nova parses it: JSON objects, lists, booleans, Nova's defaults, an empty provider config), the files
+        Nova parses it, with JSON objects, lists, booleans, Nova's defaults, an empty provider config), the files
         are left as the operator wrote them and nothing changes. This is the case of a cloud built by hand
         and adopted (docs/audit.md).
       - V(true) writes the files anyway, with the ownership header, so that the collection owns the keys
