@@ -115,29 +115,59 @@ def test_nova_conf_d_layout_adoption_changes_nothing(cloud, tmp_path):
     assert owned["changed"] is True
 
 
-@pytest.mark.placement
-def test_audit_then_site_in_check_mode_changes_nothing(placement, tmp_path):
-    """audit.yml on the healthy hand-built cloud, then site.yml (every stage) with the adopted file as
-    extra vars, in --check --diff against the real Placement (nova-compute owns the providers): no task
-    changes anything, the overrides and the roots keep their checksums and Placement its tables."""
-    dest = str(tmp_path / "example")
+def write_nova_conf(root: str, config: dict) -> None:
+    """One host's config as nova.conf in an operator's spelling, plus a local nova.conf.d file."""
+    os.makedirs(os.path.join(root, "etc/nova/nova.conf.d"))
+    lines = ["[DEFAULT]", "debug = false"]
+    for section, keys in config.items():
+        lines.append(f"[{section}]")
+        lines += [f"{key}={value}" for key, values in keys.items() for value in values]
+    with open(os.path.join(root, "etc/nova/nova.conf"), "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    with open(os.path.join(root, "etc/nova/nova.conf.d/10-local.conf"), "w") as handle:
+        handle.write("[DEFAULT]\ncpu_allocation_ratio = 4.0\n")
+
+
+@pytest.fixture(scope="module")
+def nova_compute_reported(placement, tmp_path_factory):
+    """The real Placement holding what nova-compute reports for the healthy example (the same for both
+    layouts: the same hosts and the same nova-compute config)."""
+    dest = str(tmp_path_factory.mktemp("reported"))
     facts = audit_example.healthy(dest)
     deployed = read_kolla(HostRoot("/"), os.path.join(dest, "kolla-config"), {h: ["compute"] for h in facts})
     policy = adopt({h: e["services"]["compute"] for h, e in deployed.items()}, facts)["accel_device_policy"]
-    fleet = nova_fleet(facts, policy, report_in_placement=True, disk_gb=800)  # what nova-compute reports
+    fleet = nova_fleet(facts, policy, report_in_placement=True, disk_gb=800)
     for record in fleet["resource_providers"]:
         for key in ("numa_cells", "pci_pools", "disabled"):
             record.pop(key, None)
     load_fleet(placement, fleet)
+    return placement
+
+
+@pytest.mark.placement
+@pytest.mark.parametrize("layout", ["kolla", "nova_conf_d"])
+def test_audit_then_site_in_check_mode_changes_nothing(nova_compute_reported, tmp_path, layout):
+    """audit.yml on the healthy hand-built cloud, then site.yml (every stage) with the adopted file as
+    extra vars, in --check --diff against the real Placement (nova-compute owns the providers): no task
+    changes anything, the overrides and the roots keep their checksums and Placement its tables."""
+    placement = nova_compute_reported
+    dest = str(tmp_path / "example")
+    facts = audit_example.healthy(dest)
+    if layout == "nova_conf_d":  # the same config, as each host's own nova.conf
+        deployed = read_kolla(HostRoot("/"), os.path.join(dest, "kolla-config"), {h: ["compute"] for h in facts})
+        for host, entry in deployed.items():
+            write_nova_conf(os.path.join(dest, "roots", host), entry["services"]["compute"])
     env = {"ACCEL_AUDIT_EXAMPLE_DIR": dest}
-    common = {"accel_placement_auth": placement.auth, "accel_audit_flavors": []}
+    common = {"accel_placement_auth": placement.auth, "accel_audit_flavors": [], "accel_nova_layout": layout}
     audit = run_playbook(
         "playbooks/audit.yml", "inventories/audit-example", dict(common, accel_audit_fail_on="warning"), **env
     )
     assert audit["rc"] == 0, audit["stderr"] + audit["stdout"]
     with open(os.path.join(dest, "accel-adopted-policy.yml")) as handle:
         adopted = yaml.safe_load(handle)
-    assert adopted["unexpressed"] == [] and adopted["accel_nova_pci_in_placement"] is True
+    assert adopted["unexpressed"] == [] and len(adopted["accel_device_policy"]) == 2
+    # nova_conf_d: the audit reads the compute hosts only, which do not run the scheduler.
+    assert adopted["accel_nova_pci_in_placement"] is (layout == "kolla")
     files, tables = tree_checksum(dest), database_dump(placement.db_path)
     extra = dict(common, accel_placement_wait_retries=1, accel_placement_wait_delay=1)
     extra.update({k: v for k, v in adopted.items() if k != "unexpressed"})
@@ -151,6 +181,10 @@ def test_audit_then_site_in_check_mode_changes_nothing(placement, tmp_path):
         if result.get("changed")
     ]
     assert total_changed(report) == 0 and changed == [], changed
-    assert task_results(report, "Write the Kolla-Ansible overrides on the deploy host")  # the stage ran
+    stage = {
+        "kolla": "Write the Kolla-Ansible overrides on the deploy host",
+        "nova_conf_d": "Write this host's nova.conf.d file",
+    }
+    assert task_results(report, stage[layout])  # the stage ran
     assert tree_checksum(dest) == files
     assert database_dump(placement.db_path) == tables
