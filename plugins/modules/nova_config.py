@@ -134,6 +134,28 @@ options:
     description: Nova's provider config directory with O(layout=nova_conf_d).
     type: str
     default: /etc/nova/provider_config
+  nova_conf:
+    description:
+      - Nova's main config file with O(layout=nova_conf_d), read before the O(config_dir) files (as
+        oslo.config reads them) to know whether the planned files change what Nova reads.
+    type: str
+    default: /etc/nova/nova.conf
+  kolla_super_conductor:
+    description:
+      - With O(layout=kolla), whether the cloud runs nova-super-conductor (Kolla-Ansible's
+        C(nova-super-conductor) group); its file then counts among what Nova reads.
+    type: bool
+    default: true
+  take_ownership:
+    description:
+      - When every Nova service would read the same configuration before and after the planned files (as
+        Nova parses it, with JSON objects, lists, booleans, Nova's defaults, an empty provider config), the files
+        are left as the operator wrote them and nothing changes. This is the case of a cloud built by hand
+        and adopted (docs/audit.md).
+      - V(true) writes the files anyway, with the ownership header, so that the collection owns the keys
+        from then on.
+    type: bool
+    default: false
   root:
     description: Filesystem root the paths are under; V(/) for the live host.
     type: path
@@ -238,6 +260,9 @@ def argument_spec() -> dict:
         "config_dir": {"type": "str"},
         "file_name": {"type": "str", "default": "50-accel-openstack.conf"},
         "provider_config_dir": {"type": "str", "default": "/etc/nova/provider_config"},
+        "nova_conf": {"type": "str", "default": "/etc/nova/nova.conf"},
+        "kolla_super_conductor": {"type": "bool", "default": True},
+        "take_ownership": {"type": "bool", "default": False},
     }
 
 

@@ -53,7 +53,7 @@ def test_nova_config_refuses_names_that_leave_its_directory(tmp_path, option, na
 
 
 @pytest.mark.parametrize("config_dir", ["/etc/nova/../../tmp", "relative/dir", "/etc/nova\n", "/etc/\x1bnova"])
-@pytest.mark.parametrize("option", ["config_dir", "provider_config_dir"])
+@pytest.mark.parametrize("option", ["config_dir", "provider_config_dir", "nova_conf"])
 def test_nova_config_refuses_directories_with_dotdot_or_control_characters(tmp_path, option, config_dir):
     root = tmp_path / "root"
     root.mkdir()
@@ -279,3 +279,22 @@ def test_no_validation_regex_accepts_a_trailing_newline():
                 if re.search(r"re\.(compile|match|search|fullmatch)\(r?[\"'].*\$[\"']", line) and "re.M" not in line:
                     offenders.append(f"{os.path.relpath(path, repo)}:{number}")
     assert offenders == [], "use \\Z or re.fullmatch: " + ", ".join(offenders)
+
+
+def test_the_config_nova_already_reads_is_never_taken_from_outside_the_root(tmp_path):
+    """nova.conf linked to a file outside the root that holds exactly the rendered config: the comparison
+    reads inside the root only, so it cannot use the outside file to skip writing."""
+    root = tmp_path / "root"
+    (root / "etc/nova/nova.conf.d").mkdir(parents=True)
+    outside = tmp_path / "outside.conf"
+    args = nova_conf_d_args(root)
+    (tmp_path / "scratch").mkdir()
+    first = run_module("nova_config", dict(args, root=str(tmp_path / "scratch")), check=True)
+    outside.write_text(next(iter(first["rendered"].values())))
+    (root / "etc/nova/nova.conf").symlink_to(outside)
+    result = run_module("nova_config", args, check=True)
+    if result.get("failed"):
+        no_traceback(result)
+    else:
+        assert result["changed"] is True, result
+    assert _tree(root) == ["etc/nova/nova.conf"]

@@ -78,6 +78,56 @@ def build(dest: str) -> dict:
     return {"hosts": facts, "deployed": deployed, "fleet": fleet, "flavors": flavors}
 
 
+HEALTHY_ALIAS = json.dumps(
+    {
+        "name": "t4",
+        "vendor_id": "10de",
+        "product_id": "1eb8",
+        "device_type": "type-PCI",
+        "resource_class": "CUSTOM_NVIDIA_T4",
+    }
+)
+A16_VFS = ",".join(f"0000:{bus}:00.{fn}" for bus in (84, 85, 86, 87) for fn in (4, 5, 6, 7))
+
+
+def healthy_files() -> dict[str, str]:
+    """The example's overrides without its defects, written by hand: the alias once in nova.conf (every
+    service reads it), pci_in_placement on nova-api, nova-scheduler and nova-conductor, one vGPU type."""
+    spec = '{"vendor_id": "10de", "product_id": "1eb8", "resource_class": "CUSTOM_NVIDIA_T4"}'
+    t4 = f"# Written by hand.\n[pci]\ndevice_spec = {spec}\nreport_in_placement = true\n"
+    filters = "ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,"
+    return {
+        "nova.conf": f"[pci]\nalias = {HEALTHY_ALIAS}\n",
+        "nova/nova-api.conf": "[filter_scheduler]\npci_in_placement = True\n",
+        "nova/nova-scheduler.conf": (
+            f"[filter_scheduler]\npci_in_placement = true\nenabled_filters = {filters}"
+            "ServerGroupAffinityFilter, PciPassthroughFilter\n"
+        ),
+        "nova/nova-conductor.conf": "[filter_scheduler]\npci_in_placement = true\n",
+        "nova/t4-a/nova.conf": t4,
+        "nova/t4-b/nova.conf": t4,
+        "nova/a16-a/nova.conf": (
+            "[pci]\nreport_in_placement = true\n[devices]\nenabled_mdev_types = nvidia-735\n"
+            f"[mdev_nvidia-735]\ndevice_addresses = {A16_VFS}\n"
+        ),
+    }
+
+
+def healthy(dest: str) -> dict:
+    """The example cloud as a careful operator built it by hand: roots with every T4 on vfio-pci and the
+    overrides of :func:`healthy_files` under ``dest/kolla-config``; returns the hosts' facts."""
+    shutil.rmtree(dest, ignore_errors=True)
+    facts = {}
+    for host, name in hosts().items():
+        facts[host] = discover(build_root(load_profile(name), os.path.join(dest, "roots", host)))[0]
+    for name, text in healthy_files().items():
+        path = os.path.join(dest, "kolla-config", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(text)
+    return facts
+
+
 def main() -> int:
     from tests.support.placement_loader import load_fleet
 

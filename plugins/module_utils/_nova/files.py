@@ -53,6 +53,11 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.config impor
     RenderError,
     render_fleet,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.equivalence import (
+    MAX_COMPARED,
+    conf_d_view,
+    kolla_views,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 
 SERVICES = ("compute", "api", "scheduler", "conductor")
@@ -331,7 +336,9 @@ def check_names(params: dict) -> None:
     checks += [(option, params.get(option), component_problem) for option in ("host", "file_name")]
     for index, name in enumerate(params.get("kolla_control_hosts") or [], start=1):
         checks.append((f"kolla_control_hosts[{index}]", name, component_problem))
-    checks += [(option, params.get(option), directory_problem) for option in ("config_dir", "provider_config_dir")]
+    checks += [
+        (option, params.get(option), directory_problem) for option in ("config_dir", "provider_config_dir", "nova_conf")
+    ]
     checks.append(("kolla_inventory", params.get("kolla_inventory"), text_problem))
     for index, name in enumerate(params.get("enabled_filters") or [], start=1):
         checks.append((f"enabled_filters[{index}]", name, filter_name_problem))
@@ -375,7 +382,30 @@ def plan(root: HostRoot, params: dict) -> tuple[FleetRendering, list[FileChange]
         file_name=params.get("file_name") or "50-accel-openstack.conf",
         provider_config_dir=params.get("provider_config_dir") or "/etc/nova/provider_config",
     )
-    return rendering, plan_files(root, files)
+    changes = plan_files(root, files)
+    if not params.get("take_ownership") and any(c.changed for c in changes) and same_for_nova(root, params, changes):
+        # The files already say this to Nova in the operator's words: leave them as written.
+        changes = [FileChange(c.path, c.before, c.before, c.mode) for c in changes]
+    return rendering, changes
+
+
+def same_for_nova(root: HostRoot, params: dict, changes: list[FileChange]) -> bool:
+    """Whether every service reads the same config, as Nova parses it, before and after ``changes``."""
+    layout = params["layout"]
+    config_dir = params.get("config_dir") or DEFAULT_DIRS[layout]
+    if layout == "kolla":
+        compute = [h["name"] for h in params["hosts"]]
+        control = list(params.get("kolla_control_hosts") or [])
+        if (len(compute) + len(control)) * 5 > MAX_COMPARED:
+            return False
+        views = [
+            kolla_views(root, changes, config_dir, compute, control, params.get("kolla_super_conductor", True), after)
+            for after in (False, True)
+        ]
+    else:
+        nova_conf = params.get("nova_conf") or "/etc/nova/nova.conf"
+        views = [conf_d_view(root, changes, nova_conf, config_dir, after) for after in (False, True)]
+    return views[0] == views[1]
 
 
 def changed_hosts(

@@ -198,4 +198,6 @@ def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_fi
         )
     found += checked(extra_findings)
     found = ordered(found)
-    return {"findings": found, "counts": counts(found), "adopted": cloud.adopted}
+    # The scheduling switch the services run with, so the adopted variables render what is deployed.
+    adopted = {**cloud.adopted, "accel_nova_pci_in_placement": cloud.pci_in_placement}
+    return {"findings": found, "counts": counts(found), "adopted": adopted}
