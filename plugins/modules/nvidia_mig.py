@@ -104,6 +104,13 @@ commands:
   elements: dict
 drift: {description: How the GPU differs from the layout (V(assert) and check mode)., returned: always, type: list, elements: str}
 state_file: {description: The state file the boot unit reads., returned: always, type: str}
+profile_table:
+  description:
+    - Where the MIG profile table came from. V(gpu) is the GPU's own C(nvidia-smi mig -lgip) and C(-lgipp)
+      (live, or recorded in the root as C(/var/lib/accel-openstack/nvidia-smi/mig-lgip/<address>.txt) and
+      C(mig-lgipp/<address>.txt)); V(built-in) is the collection's table for the model.
+  returned: always
+  type: str
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._host import mig

@@ -155,6 +155,7 @@ class MigPlan:
         return self.state_before != self.state_after
 
     live: bool = True  # nvidia-smi runs; False: a root whose GPU state is only recorded
+    table: str = "built-in"  # where the profile table came from: "gpu" (-lgip/-lgipp) or "built-in"
 
     @property
     def changed(self) -> bool:
@@ -184,6 +185,7 @@ class MigPlan:
             "current_instances": self.gpu.instances,
             "plan": [" ".join(c) for c in self.commands],
             "state_file": state_path(self.address),
+            "profile_table": self.table,
         }
 
     def diff(self) -> dict:
@@ -241,7 +243,7 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
     if not isinstance(layout, list):
         raise mig_profiles.MigLayoutError("layout must be a list of {profile, count} entries")
     gpu = read_gpu(host, address, run)
-    model = mig_profiles.model_for(gpu.product_id, gpu.product_name)
+    model, table = profile_table(host, gpu, run)
     if model is None:
         raise MigError(
             f"address {address} ({gpu.product_name or gpu.product_id}): no MIG profile table for this model; "
@@ -275,7 +277,18 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
         before,
         state_document(address, desired),
         live=run is not None,
+        table=table,
     )
+
+
+def profile_table(host: HostRoot, gpu: GpuState, run=None) -> tuple[mig_profiles.MigModel | None, str]:
+    """The GPU's own table (``-lgip``/``-lgipp``, live or recorded) when it gives one, else the built-in one."""
+    lgip, lgipp = nvidia_smi.read_profile_tables(host, gpu.address, run)
+    if lgip and lgipp:
+        model = mig_profiles.model_from_gpu(lgip, lgipp, gpu.product_id, gpu.product_name)
+        if model is not None:
+            return model, "gpu"
+    return mig_profiles.model_for(gpu.product_id, gpu.product_name), "built-in"
 
 
 def refusal(p: MigPlan) -> str | None:

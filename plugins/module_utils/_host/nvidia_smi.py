@@ -71,6 +71,24 @@ def parse_lgi(text: str) -> list[dict]:
     return sorted(out, key=lambda gi: (gi["placement"]["start"], gi["instance_id"]))
 
 
+def read_profile_tables(host: HostRoot, address: str, run: Runner | None) -> tuple[str, str]:
+    """The GPU's own ``nvidia-smi mig -lgip`` and ``-lgipp`` text ("" when unavailable).
+
+    Live when ``run`` is given, else the recorded ``mig-lgip/<address>.txt`` and ``mig-lgipp/<address>.txt``.
+    """
+    if run is None:
+        return (
+            host.read_text(f"{RECORDED_DIR}/mig-lgip/{address}.txt") or "",
+            host.read_text(f"{RECORDED_DIR}/mig-lgipp/{address}.txt") or "",
+        )
+    bus_id = "0000" + address.upper()
+    texts = []
+    for flag in ("-lgip", "-lgipp"):
+        rc, out, _err = run(["nvidia-smi", "mig", flag, "-i", bus_id])
+        texts.append(out if rc == 0 else "")
+    return texts[0], texts[1]
+
+
 def read_mig_state(host: HostRoot, run: Runner | None) -> dict[str, dict]:
     """{address: {mode_current, mode_pending, gpu_instances}} for every GPU nvidia-smi reports."""
     if host.is_live:
