@@ -16,6 +16,9 @@ Only the PCI tracker's device list (the DB-backed part) is built here from the f
     {"placement": URL, "hostname": "cn1", "compute_uuid": UUID, "compute": "<nova-compute INI>",
      "devices": [<accel_pci_devices facts>], "allocated": {address: instance uuid}, "rounds": 2}
 
+``allocated_rounds`` (a list of such maps, one per round) instead of ``allocated`` and ``rounds`` lets
+instances come and go between the rounds of one start.
+
 The result: ``{"ok": true}`` or ``{"ok": false, "error": ...}`` per round.
 """
 
@@ -95,16 +98,16 @@ def _case(conf, case: dict, workdir: str) -> dict:
     nova_oracle._parse_conf(conf, case["compute"], workdir, "nova-compute.conf")
     nova_oracle._answer_sysfs_from_facts(case["devices"])
     whitelist = nova_whitelist.Whitelist(conf.pci.device_spec)
-    allocated = case.get("allocated") or {}
-    claimed = nova_oracle._pci_objects(case["devices"], whitelist, allocated=tuple(allocated))
-    for pci, _spec in claimed:
-        if pci.address in allocated:
-            pci.instance_uuid = allocated[pci.address]
+    per_round = case.get("allocated_rounds") or [case.get("allocated") or {}] * int(case.get("rounds", 1))
+    claimed = nova_oracle._pci_objects(case["devices"], whitelist)
     drv = nova_oracle._vgpu_driver(case["devices"])
     client = _report_client(case["placement"])
     ctx = context.get_admin_context()
     rounds = []
-    for _round in range(int(case.get("rounds", 1))):
+    for allocated in per_round:
+        for pci, _spec in claimed:  # the tracker's view: which instance holds each device now
+            pci.instance_uuid = allocated.get(pci.address)
+            pci.status = "allocated" if pci.instance_uuid else "available"
         try:
             _update(client, ctx, case, claimed, whitelist, drv)
             rounds.append({"ok": True})
