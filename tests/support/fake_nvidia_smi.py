@@ -32,6 +32,7 @@ import json
 import os
 import re
 import sys
+import uuid
 from xml.sax.saxutils import escape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -256,6 +257,8 @@ def render_xml(state: dict) -> str:
         )
         entries.append(
             f'<gpu id="{bus_id}"><product_name>{escape(gpu["name"])}</product_name>'
+            f"<serial>{escape(gpu.get('serial') or default_serial(gpu['address']))}</serial>"
+            f"<uuid>GPU-{uuid.uuid5(uuid.NAMESPACE_OID, gpu.get('serial') or gpu['address'])}</uuid>"
             f"<mig_mode><current_mig>{mig['current']}</current_mig><pending_mig>{mig['pending']}</pending_mig>"
             f"</mig_mode><mig_devices>{devices or 'None'}</mig_devices>"
             f"<pci><pci_bus>{gpu['address'][5:7].upper()}</pci_bus><pci_bus_id>{bus_id}</pci_bus_id></pci>"
@@ -266,6 +269,11 @@ def render_xml(state: dict) -> str:
         f"<driver_version>{state.get('driver_version', '550.127.05')}</driver_version>"
         f"<attached_gpus>{len(entries)}</attached_gpus>" + "".join(entries) + "</nvidia_smi_log>\n"
     )
+
+
+def default_serial(address: str) -> str:
+    """A board serial for a GPU whose profile names none: 13 digits, stable per address."""
+    return "1650" + "".join(f"{int(part, 16):03d}" for part in address.replace(".", ":").split(":")[1:4])
 
 
 def render_lgi(state: dict, gpu: dict) -> str:
@@ -321,6 +329,7 @@ def initial_state(gpus: list[dict], nvidia_drm_loaded: bool = False) -> dict:
                 "address": gpu["address"],
                 "product_id": gpu["product_id"],
                 "name": gpu.get("smi_name", "NVIDIA GPU"),
+                **({"serial": str(gpu["serial"])} if gpu.get("serial") else {}),
                 "mig": {"current": mode["current"], "pending": mode["pending"]},
                 "instances": [
                     {
