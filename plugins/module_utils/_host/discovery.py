@@ -123,6 +123,7 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
                 "sriov_vfs": list(dev.virtfns),
                 "mdev_types": [t.as_fact() for t in dev.mdev_types],
                 "current_vgpu_type": dev.current_vgpu_type,
+                "supported_vgpu_types": list(dev.supported_vgpu_types),
                 "is_boot_vga": dev.is_boot_vga,
                 "mig": mig.get(dev.address),
                 "serial": (identities.get(dev.address) or {}).get("serial"),
