@@ -247,7 +247,8 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
     if model is None:
         raise MigError(
             f"address {address} ({gpu.product_name or gpu.product_id}): no MIG profile table for this model; "
-            f"MIG layouts are supported on {mig_profiles.supported_models()}"
+            f"the built-in tables cover {mig_profiles.supported_models()}, and with MIG mode on the GPU's own "
+            "(nvidia-smi mig -lgip and -lgipp) is used"
         )
     desired = mig_profiles.plan_layout(model, layout, label=f"layout for {address}")
     mode_change = gpu.mode_pending != "enabled"
