@@ -156,6 +156,8 @@ class FakeNvidiaSmi:
             if not gpu["instances"]:
                 raise SmiError("No GPU instances found: Not Found", 6)
             return 0, render_lgi(state, gpu)
+        if "-lgipp" in argv:
+            return 0, render_lgipp(model)
         if "-lgip" in argv:
             return 0, render_lgip(gpu, model)
         if "-dci" in argv or "-dgi" in argv:
@@ -296,10 +298,35 @@ def render_lgi(state: dict, gpu: dict) -> str:
 
 
 def render_lgip(gpu: dict, model: dict | None) -> str:
-    rows = ["| GPU instance profiles:", "| GPU   Name          ID    Placements"]
-    for profile in (model or {}).get("profiles", []):
-        rows.append(f"|   0  MIG {profile['name']:<12} {profile['id']:>3}    {profile['placements']}")
+    """``nvidia-smi mig -lgip`` in nvidia-smi's layout (memory and engine columns are not modelled)."""
+    bar = "+" + "-" * 79 + "+"
+
+    def row(text: str) -> str:
+        return "|" + text.ljust(79)[:79] + "|"
+
+    used: dict[int, int] = {}
+    for inst in gpu["instances"]:
+        used[inst["profile_id"]] = used.get(inst["profile_id"], 0) + 1
+    rows = [bar, row(" GPU instance profiles:"),
+            row(" GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC"),
+            row("                                Free/Total   GiB              CE    JPEG  OFA"),
+            "|" + "=" * 79 + "|"]  # fmt: skip
+    for p in (model or {}).get("profiles", []):
+        free = max(0, p["max"] - used.get(p["id"], 0))
+        counts = f"{free}/{p['max']}"
+        rows.append(row(f"   0  MIG {p['name']:<16}{p['id']:>2}     {counts:<11}0.00       No     0      0     0"))
+        rows.append(row(" " * 62 + "0     0     0"))
+        rows.append(bar)
     return "\n".join(rows) + "\n"
+
+
+def render_lgipp(model: dict | None) -> str:
+    """``nvidia-smi mig -lgipp``: each profile's allowed placements as ``{starts}:size``."""
+    lines = []
+    for p in (model or {}).get("profiles", []):
+        word = "Placements:" if len(p["starts"]) > 1 else "Placement :"
+        lines.append(f"GPU  0 Profile ID {p['id']:>2} {word} {{{','.join(map(str, p['starts']))}}}:{p['size']}")
+    return "\n".join(lines) + "\n"
 
 
 def render_recorded(root: str, state: dict) -> None:

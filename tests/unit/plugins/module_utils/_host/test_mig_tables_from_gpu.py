@@ -98,3 +98,18 @@ def test_blackwell_models_are_found_by_id_and_by_name():
     assert mig_profiles.model_for(None, "NVIDIA B200").model == "B200-180GB"
     assert mig_profiles.model_for("3182", None).model == "B300-269GB"
     assert mig_profiles.model_for(None, "NVIDIA RTX PRO 6000 Blackwell Server Edition").model == "RTX-PRO-6000-96GB"
+
+
+def test_a_running_system_reads_the_table_from_nvidia_smi(tmp_path):
+    from tests.support.fake_nvidia_smi import FakeNvidiaSmi
+
+    root = build_root("mig-hopper", str(tmp_path / "root"))
+    host, smi = HostRoot(root), FakeNvidiaSmi(root)
+    h200 = "0000:19:00.0"  # MIG mode on: nvidia-smi lists its profiles
+    plan = mig.plan(host, h200, [{"profile": "3g.71gb", "count": 2}], smi)
+    assert plan.table == "gpu" and plan.model == "H200-141GB"
+    lgip, lgipp = nvidia_smi.read_profile_tables(host, h200, smi)
+    parsed = mig_profiles.model_from_gpu(lgip, lgipp, "2335", None)
+    assert _shape(parsed) == _shape(MODELS["H200-141GB"])
+    # MIG mode off: nvidia-smi answers with an error, and the built-in table is used.
+    assert mig.plan(host, H100, [{"profile": "3g.40gb", "count": 2}], smi).table == "built-in"
