@@ -96,14 +96,3 @@ def test_a_record_that_is_not_ours_is_refused_and_left_alone(tmp_path):
     failed = run_module("hardware_record", {"root": root, "devices": facts["accel_pci_devices"], "save": True})
     assert failed.get("failed") and "remove it" in failed["msg"]
     assert HostRoot(root).read_text(hardware_record.RECORD) == "[1, 2]"
-
-
-def test_vfs_report_every_vgpu_type_the_gpu_supports(tmp_path):
-    root = build_root("vgpu-l40s", str(tmp_path / "root"))
-    facts, _warnings = discover(root, ["all"])
-    vfs = [d for d in facts["accel_pci_devices"] if d["physfn"] and d["vendor_id"] == "10de"]
-    assert vfs and all(d["supported_vgpu_types"] for d in vfs)
-    for vf in vfs:
-        supported = {t["type"] for t in vf["supported_vgpu_types"]}
-        creatable = {t["type"] for t in vf["mdev_types"]}
-        assert creatable <= supported and "1155" in supported
