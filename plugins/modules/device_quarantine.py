@@ -6,7 +6,7 @@ DOCUMENTATION = r"""
 module: device_quarantine
 short_description: Take one failed device out of scheduling in Placement, or put it back
 description:
-  - Quarantines one device (a GPU, a VF provider, a vGPU-capable GPU) named by O(host) and O(address),
+  - Quarantines one device (a GPU, the VFs of a PF, a vGPU-capable GPU or VF) named by O(host) and O(address),
     or by its Placement O(provider), so that no new instance is scheduled to it, and records O(reason).
   - The quarantine is an allocation held on the device's provider by a consumer of its own (its UUID is
     derived from the provider's, its project is C(accel-openstack-quarantine), its user is the reason,

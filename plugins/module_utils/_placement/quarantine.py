@@ -110,8 +110,9 @@ def resolve(client: PlacementClient, host: str | None, address: str | None, prov
             known = sorted(a for a in (address_of(r["name"], host) for r in tree) if a)
             raise QuarantineError(
                 f"host {host!r} has no provider for device {normal}; devices with providers there: "
-                f"{', '.join(known) or 'none'} (a VF is its own device; a device without report_in_placement "
-                "or an enabled vGPU type has no provider)"
+                f"{', '.join(known) or 'none'} (VFs passed through are counted on their PF's provider: give the "
+                "PF's address; a vGPU-capable VF has its own; a device without report_in_placement or an enabled "
+                "vGPU type has none)"
             )
         record = matches[0]
     if record.get("parent_provider_uuid") is None:
