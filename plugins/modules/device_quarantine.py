@@ -61,7 +61,8 @@ notes:
   - C(nova-manage placement audit --delete) deletes allocations of unknown consumers that hold C(VGPU)
     (not custom PCI classes); run the quarantine again after it.
   - A quarantined device must be released before it is removed from C([pci] device_spec) or from the
-    host, or nova-compute cannot delete its provider.
+    host; otherwise Placement refuses to delete its provider and nova-compute's periodic update fails until
+    the quarantine is released.
 """
 
 EXAMPLES = r"""

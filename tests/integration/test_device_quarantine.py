@@ -214,3 +214,16 @@ def test_a_device_an_instance_holds_whole_is_refused_with_the_instance_named(clo
     consumer = quarantine.consumer_uuid(gpu["uuid"])
     assert cloud.request("GET", f"/allocations/{consumer}")[1]["allocations"] == {}
     cloud.request("DELETE", f"/allocations/{INSTANCE}")
+
+
+def test_a_quarantined_device_that_leaves_nova_s_view_blocks_its_update_until_released(cloud):
+    """The documented limit: release a device before it leaves [pci] device_spec or the host."""
+    gpu = providers(cloud)[f"{HOST}_0000:42:00.0"]
+    args = dict(cloud.auth, provider=gpu["uuid"], reason="board pulled")
+    assert run_module("device_quarantine", args)["changed"] is True
+    without = [d for d in DEVICES if d["address"] != "0000:42:00.0"]
+    (blocked,) = nova_compute(cloud, rounds=1, devices=without)
+    assert blocked["ok"] is False and "409" in blocked["error"]  # Placement keeps a provider in use
+    assert run_module("device_quarantine", dict(args, state="released"))["changed"] is True
+    assert nova_compute(cloud, rounds=1, devices=without) == [{"ok": True}]
+    assert f"{HOST}_0000:42:00.0" not in providers(cloud)
