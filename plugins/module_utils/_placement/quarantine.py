@@ -232,6 +232,12 @@ def plan(client: PlacementClient, record: dict, state: str, reason: str | None) 
                 desired[rc] = amount
         if not desired:
             holders = sorted({c for cs in others.values() for c in cs})
+            if not holders:
+                raise QuarantineError(
+                    f"provider {record['name']}: nothing is free to hold, its inventory is reserved whole (a "
+                    "one-time-use device waiting to be cleaned, or an operator's reservation), so it is out of "
+                    "scheduling already; quarantine it after it is returned, and do not return it until it is healthy"
+                )
             raise QuarantineError(
                 f"provider {record['name']}: every unit is held by other consumers ({', '.join(holders) or 'none'}) "
                 "or reserved, so nothing can be held for the quarantine and the device would come back to scheduling "
