@@ -214,6 +214,11 @@ def test_a_device_an_instance_holds_whole_is_refused_with_the_instance_named(clo
     consumer = quarantine.consumer_uuid(gpu["uuid"])
     assert cloud.request("GET", f"/allocations/{consumer}")[1]["allocations"] == {}
     cloud.request("DELETE", f"/allocations/{INSTANCE}")
+    # Reserved whole (a one-time-use device Nova reserved): nothing to hold, said so.
+    record = cloud.request("GET", f"/resource_providers/{gpu['uuid']}/inventories/{GPU_RC}")[1]
+    cloud.request("PUT", f"/resource_providers/{gpu['uuid']}/inventories/{GPU_RC}", dict(record, reserved=1))
+    reserved = run_module("device_quarantine", dict(cloud.auth, provider=gpu["uuid"], reason="Xid 48"))
+    assert reserved.get("failed") and "reserved whole" in reserved["msg"], reserved
 
 
 def test_a_quarantined_device_that_leaves_nova_s_view_blocks_its_update_until_released(cloud):
