@@ -232,3 +232,25 @@ def test_a_quarantined_device_that_leaves_nova_s_view_blocks_its_update_until_re
     assert run_module("device_quarantine", dict(args, state="released"))["changed"] is True
     assert nova_compute(cloud, rounds=1, devices=without) == [{"ok": True}]
     assert f"{HOST}_0000:42:00.0" not in providers(cloud)
+
+
+def test_the_resource_tracker_s_own_update_leaves_the_quarantine_alone(cloud):
+    """The same proof through ResourceTracker._update_to_placement itself (tests/support/nova_compute.py)."""
+    from tests.support import nova_compute
+
+    host = "cn-tracker"
+    config = ['[pci]\nreport_in_placement = True\ndevice_spec = {"vendor_id": "10de", "product_id": "2331"}\n']
+    case = nova_compute.compute_case(host, {"accel_pci_devices": DEVICES[:2]}, config=config)
+    (first,) = nova_compute.update(cloud.url, [case])
+    assert first["ok"], first
+    gpu = next(p for p in first["providers"] if p["name"] == f"{host}_0000:41:00.0")
+    assert run_module("device_quarantine", dict(cloud.auth, host=host, address="0000:41:00.0", reason="Xid 79"))[
+        "changed"
+    ]
+    before = inventory(cloud, gpu["uuid"])
+    again = nova_compute.update(cloud.url, [case, case])  # a restart, then a periodic update
+    assert [r["ok"] for r in again] == [True, True], again
+    assert inventory(cloud, gpu["uuid"]) == before
+    held = cloud.request("GET", f"/allocations/{quarantine.consumer_uuid(gpu['uuid'])}")[1]
+    assert held["allocations"][gpu["uuid"]]["resources"] == {GPU_RC: 1} and held["user_id"] == "Xid 79"
+    assert gpu["uuid"] not in candidate_providers(cloud, f"resources={GPU_RC}:1&in_tree={gpu['uuid']}")
