@@ -9,8 +9,10 @@ version_added: 0.2.0
 description:
   - Brings a GPU to a MIG layout (MIG mode, GPU instances by profile and placement, one full compute
     instance in each) and keeps it across reboots. The GPU is selected by PCI address, never by index.
-  - The layout is checked against NVIDIA's profile table and placement rules for the GPU's model (A100 40GB
-    and 80GB, A30, H100 80GB and 94GB, H200, B200, GH200) before anything changes, in check mode too.
+  - The layout is checked against NVIDIA's profile table and placement rules for the GPU's model before
+    anything changes, in check mode too. The table is the one the GPU reports (C(nvidia-smi mig -lgip) and
+    C(-lgipp), live or recorded) when it gives one, else the built-in table (A100 40GB and 80GB, A30, H100
+    80GB and 94GB, H200, GB200, B200, B300, GH200, RTX PRO 6000 Blackwell).
   - The wanted layout is kept in C(/etc/accel-openstack/mig/<address>.json) inside the root; the unit the
     C(host_gpu_sharing) role installs recreates it at boot (GPU instances do not survive a reboot).
   - On the running system (O(root=/) with C(nvidia-smi) installed) the module runs C(nvidia-smi). On any
@@ -104,6 +106,13 @@ commands:
   elements: dict
 drift: {description: How the GPU differs from the layout (V(assert) and check mode)., returned: always, type: list, elements: str}
 state_file: {description: The state file the boot unit reads., returned: always, type: str}
+profile_table:
+  description:
+    - Where the MIG profile table came from. V(gpu) is the GPU's own C(nvidia-smi mig -lgip) and C(-lgipp)
+      (live, or recorded in the root as C(/var/lib/accel-openstack/nvidia-smi/mig-lgip/<address>.txt) and
+      C(mig-lgipp/<address>.txt)); V(built-in) is the collection's table for the model.
+  returned: always
+  type: str
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._host import mig

@@ -78,8 +78,10 @@ ansible_facts:
           C(vendor_name), C(product_name) (null without a PCI ID database), C(driver), C(numa_node)
           (null when the kernel reports -1), C(iommu_group), C(physfn) (the PF of a VF), C(sriov_totalvfs),
           C(sriov_numvfs), C(sriov_vfs), C(mdev_types) (each with C(type), C(name), C(available_instances),
-          C(device_api), C(description), C(mechanism)), C(current_vgpu_type), C(is_boot_vga), C(mig) (null, or
-          C(mode_current), C(mode_pending), C(gpu_instances)), C(iommu_group_peers) (the other endpoints of the
+          C(device_api), C(description), C(mechanism)), C(current_vgpu_type), C(supported_vgpu_types) (every vGPU
+          type the GPU supports, C(type) and C(name), from a VF's C(nvidia/supported_vgpu_types)), C(is_boot_vga), C(mig) (null, or
+          C(mode_current), C(mode_pending), C(gpu_instances)), C(serial) and C(gpu_uuid) (the board serial and
+          GPU UUID C(nvidia-smi -q -x) gives, null otherwise), C(iommu_group_peers) (the other endpoints of the
           IOMMU group), C(passthrough_viable) and C(passthrough_note).
       type: list
       elements: dict

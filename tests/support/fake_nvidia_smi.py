@@ -35,6 +35,7 @@ import json
 import os
 import re
 import sys
+import uuid
 from xml.sax.saxutils import escape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,6 +163,8 @@ class FakeNvidiaSmi:
             if not gpu["instances"]:
                 raise SmiError("No GPU instances found: Not Found", 6)
             return 0, render_lgi(state, gpu)
+        if "-lgipp" in argv:
+            return 0, render_lgipp(model)
         if "-lgip" in argv:
             return 0, render_lgip(gpu, model)
         if "-dci" in argv or "-dgi" in argv:
@@ -263,6 +266,8 @@ def render_xml(state: dict) -> str:
         )
         entries.append(
             f'<gpu id="{bus_id}"><product_name>{escape(gpu["name"])}</product_name>'
+            f"<serial>{escape(gpu.get('serial') or default_serial(gpu['address']))}</serial>"
+            f"<uuid>GPU-{uuid.uuid5(uuid.NAMESPACE_OID, gpu.get('serial') or gpu['address'])}</uuid>"
             f"<mig_mode><current_mig>{mig['current']}</current_mig><pending_mig>{mig['pending']}</pending_mig>"
             f"</mig_mode><mig_devices>{devices or 'None'}</mig_devices>"
             f"<pci><pci_bus>{gpu['address'][5:7].upper()}</pci_bus><pci_bus_id>{bus_id}</pci_bus_id></pci>"
@@ -273,6 +278,11 @@ def render_xml(state: dict) -> str:
         f"<driver_version>{state.get('driver_version', '550.127.05')}</driver_version>"
         f"<attached_gpus>{len(entries)}</attached_gpus>" + "".join(entries) + "</nvidia_smi_log>\n"
     )
+
+
+def default_serial(address: str) -> str:
+    """A board serial for a GPU whose profile names none: 13 digits, stable per address."""
+    return "1650" + "".join(f"{int(part, 16):03d}" for part in address.replace(".", ":").split(":")[1:4])
 
 
 def render_lgi(state: dict, gpu: dict) -> str:
@@ -295,10 +305,35 @@ def render_lgi(state: dict, gpu: dict) -> str:
 
 
 def render_lgip(gpu: dict, model: dict | None) -> str:
-    rows = ["| GPU instance profiles:", "| GPU   Name          ID    Placements"]
-    for profile in (model or {}).get("profiles", []):
-        rows.append(f"|   0  MIG {profile['name']:<12} {profile['id']:>3}    {profile['placements']}")
+    """``nvidia-smi mig -lgip`` in nvidia-smi's layout (memory and engine columns are not modelled)."""
+    bar = "+" + "-" * 79 + "+"
+
+    def row(text: str) -> str:
+        return "|" + text.ljust(79)[:79] + "|"
+
+    used: dict[int, int] = {}
+    for inst in gpu["instances"]:
+        used[inst["profile_id"]] = used.get(inst["profile_id"], 0) + 1
+    rows = [bar, row(" GPU instance profiles:"),
+            row(" GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC"),
+            row("                                Free/Total   GiB              CE    JPEG  OFA"),
+            "|" + "=" * 79 + "|"]  # fmt: skip
+    for p in (model or {}).get("profiles", []):
+        free = max(0, p["max"] - used.get(p["id"], 0))
+        counts = f"{free}/{p['max']}"
+        rows.append(row(f"   0  MIG {p['name']:<16}{p['id']:>2}     {counts:<11}0.00       No     0      0     0"))
+        rows.append(row(" " * 62 + "0     0     0"))
+        rows.append(bar)
     return "\n".join(rows) + "\n"
+
+
+def render_lgipp(model: dict | None) -> str:
+    """``nvidia-smi mig -lgipp``: each profile's allowed placements as ``{starts}:size``."""
+    lines = []
+    for p in (model or {}).get("profiles", []):
+        word = "Placements:" if len(p["starts"]) > 1 else "Placement :"
+        lines.append(f"GPU  0 Profile ID {p['id']:>2} {word} {{{','.join(map(str, p['starts']))}}}:{p['size']}")
+    return "\n".join(lines) + "\n"
 
 
 def render_recorded(root: str, state: dict) -> None:
@@ -328,6 +363,7 @@ def initial_state(gpus: list[dict], nvidia_drm_loaded: bool = False) -> dict:
                 "address": gpu["address"],
                 "product_id": gpu["product_id"],
                 "name": gpu.get("smi_name", "NVIDIA GPU"),
+                **({"serial": str(gpu["serial"])} if gpu.get("serial") else {}),
                 "mig": {"current": mode["current"], "pending": mode["pending"]},
                 "instances": [
                     {

@@ -264,6 +264,8 @@ def _write_device(tree, profile, device, paths, routes, inet6, mounts) -> None:
         lines = ["ID    : vGPU Name"]
         lines += [f"{t['id']:<6}: {t['name']}" for t in initially_creatable(device)]
         tree.write(f"{path}/nvidia/creatable_vgpu_types", "\n".join(lines) + "\n")
+        supported = ["ID    : vGPU Name"] + [f"{t['id']:<6}: {t['name']}" for t in device["nvidia_vgpu_types"]]
+        tree.write(f"{path}/nvidia/supported_vgpu_types", "\n".join(supported) + "\n")
         tree.write(f"{path}/nvidia/current_vgpu_type", f"{device.get('current_vgpu_type', 0)}\n")
     net = device.get("net")
     if net:

@@ -8,7 +8,12 @@ import re
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.boot_state import read_boot_state
-from ansible_collections.accel.openstack.plugins.module_utils._host.nvidia_smi import Runner, read_mig_state
+from ansible_collections.accel.openstack.plugins.module_utils._host.nvidia_smi import (
+    Runner,
+    query_xml,
+    read_identities,
+    read_mig_state,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._host.pci_ids import lookup_names
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._host.sysfs import HostHardware, PciDevice, read_host
@@ -84,7 +89,9 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
     host = root if isinstance(root, HostRoot) else HostRoot(root)
     hw = read_host(host)
     selected = select_devices(hw, classes)
-    mig = read_mig_state(host, run) if any(d.vendor_id == "10de" for d in selected) else {}
+    smi_xml = query_xml(host, run) if any(d.vendor_id == "10de" for d in selected) else None
+    mig = read_mig_state(host, run, smi_xml) if smi_xml is not None else {}
+    identities = read_identities(host, smi_xml)
     wanted = set()
     for dev in selected:
         for other in [dev] + hw.group_peers(dev.address):
@@ -117,8 +124,11 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
                 "sriov_vfs": list(dev.virtfns),
                 "mdev_types": [t.as_fact() for t in dev.mdev_types],
                 "current_vgpu_type": dev.current_vgpu_type,
+                "supported_vgpu_types": list(dev.supported_vgpu_types),
                 "is_boot_vga": dev.is_boot_vga,
                 "mig": mig.get(dev.address),
+                "serial": (identities.get(dev.address) or {}).get("serial"),
+                "gpu_uuid": (identities.get(dev.address) or {}).get("uuid"),
                 "iommu_group_peers": [
                     {
                         "address": p.address,

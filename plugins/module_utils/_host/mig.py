@@ -167,6 +167,7 @@ class MigPlan:
         return self.state_before != self.state_after
 
     live: bool = True  # nvidia-smi runs; False: a root whose GPU state is only recorded
+    table: str = "built-in"  # where the profile table came from: "gpu" (-lgip/-lgipp) or "built-in"
 
     @property
     def changed(self) -> bool:
@@ -196,6 +197,7 @@ class MigPlan:
             "current_instances": self.gpu.instances,
             "plan": [" ".join(c) for c in self.commands],
             "state_file": state_path(self.address),
+            "profile_table": self.table,
         }
 
     def diff(self) -> dict:
@@ -253,11 +255,12 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
     if not isinstance(layout, list):
         raise mig_profiles.MigLayoutError("layout must be a list of {profile, count} entries")
     gpu = read_gpu(host, address, run)
-    model = mig_profiles.model_for(gpu.product_id, gpu.product_name)
+    model, table = profile_table(host, gpu, run)
     if model is None:
         raise MigError(
             f"address {address} ({gpu.product_name or gpu.product_id}): no MIG profile table for this model; "
-            f"MIG layouts are supported on {mig_profiles.supported_models()}"
+            f"the built-in tables cover {mig_profiles.supported_models()}, and with MIG mode on the GPU's own "
+            "(nvidia-smi mig -lgip and -lgipp) is used"
         )
     desired = mig_profiles.plan_layout(model, layout, label=f"layout for {address}")
     mode_change = gpu.mode_pending != "enabled"
@@ -291,7 +294,18 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
         before,
         document,
         live=run is not None,
+        table=table,
     )
+
+
+def profile_table(host: HostRoot, gpu: GpuState, run=None) -> tuple[mig_profiles.MigModel | None, str]:
+    """The GPU's own table (``-lgip``/``-lgipp``, live or recorded) when it gives one, else the built-in one."""
+    lgip, lgipp = nvidia_smi.read_profile_tables(host, gpu.address, run)
+    if lgip and lgipp:
+        model = mig_profiles.model_from_gpu(lgip, lgipp, gpu.product_id, gpu.product_name)
+        if model is not None:
+            return model, "gpu"
+    return mig_profiles.model_for(gpu.product_id, gpu.product_name), "built-in"
 
 
 def refusal(p: MigPlan) -> str | None:

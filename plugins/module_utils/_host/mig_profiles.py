@@ -13,6 +13,7 @@ exists, and the compute slices add up to no more than the GPU has.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -94,8 +95,37 @@ MODELS: tuple[MigModel, ...] = (
     _seven_slice("H100-80GB", ("H100 80GB HBM3", "H100 PCIe"), ("2330", "2331"), 10, 20, 40, 80),
     _seven_slice("H100-94GB", ("H100 NVL",), ("2321",), 12, 24, 47, 94),
     _seven_slice("H200-141GB", ("H200",), ("2335", "233b"), 18, 35, 71, 141),
+    # Blackwell. GB200 before B200: nvidia-smi names it "NVIDIA GB200", which contains "B200".
+    # GB200 (10de:2941) and B300 (10de:3182): profile names and device IDs from NVIDIA mig-parted's
+    # deployments/systemd/config-default.yaml (the GB200 HGX and B300 entries); placements and IDs are
+    # those of the 7-compute / 8-memory-slice family, as the MIG User Guide shows them for B200.
+    _seven_slice("GB200-186GB", ("GB200",), ("2941",), 23, 47, 93, 186),
     _seven_slice("B200-180GB", ("B200",), ("2901",), 23, 45, 90, 180),
+    _seven_slice("B300-269GB", ("NVIDIA B300",), ("3182",), 34, 67, 135, 269),
     _seven_slice("GH200-96GB", ("GH200 480GB", "GH200 96GB"), ("2342",), 12, 24, 48, 96),
+    # RTX PRO 6000 Blackwell (10de:2bb5, Workstation, Max-Q and Server Edition, 96 GB): NVIDIA MIG User
+    # Guide, "Supported MIG Profiles", table "GPU Instance Profiles on RTX PRO 6000", and the guide's
+    # nvidia-smi mig -lgip sample for it (profile IDs); 4 compute and 4 memory slices, as on the A30.
+    MigModel(
+        "RTX-PRO-6000-96GB",
+        ("RTX PRO 6000 Blackwell",),
+        ("2bb5",),
+        4,
+        4,
+        (
+            MigProfile("1g.24gb", 14, 1, 1, (0, 1, 2, 3), 4),
+            MigProfile("1g.24gb+me", 21, 1, 1, (0, 1, 2, 3), 1),
+            MigProfile("1g.24gb+gfx", 47, 1, 1, (0, 1, 2, 3), 4),
+            MigProfile("1g.24gb+me.all", 65, 1, 1, (0, 1, 2, 3), 1),
+            MigProfile("1g.24gb-me", 67, 1, 1, (0, 1, 2, 3), 4),
+            MigProfile("2g.48gb", 5, 2, 2, (0, 2), 2),
+            MigProfile("2g.48gb+gfx", 35, 2, 2, (0, 2), 2),
+            MigProfile("2g.48gb+me.all", 64, 2, 2, (0, 2), 1),
+            MigProfile("2g.48gb-me", 66, 2, 2, (0, 2), 2),
+            MigProfile("4g.96gb", 0, 4, 4, (0,), 1),
+            MigProfile("4g.96gb+gfx", 32, 4, 4, (0,), 1),
+        ),
+    ),
 )
 
 
@@ -110,6 +140,74 @@ def model_for(product_id: str | None, product_name: str | None) -> MigModel | No
         if any(fragment in name for fragment in model.product_names):
             return model
     return None
+
+
+# -- the table as the GPU itself reports it ------------------------------------------------------
+_LGIP_ROW = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)/(\d+)\s+[\d.]+\s")
+_LGIPP_ROW = re.compile(r"^\s*GPU\s+(\d+)\s+Profile\s+ID\s+(\d+)\s+Placements?\s*:\s*\{([\d,\s]*)\}\s*:\s*(\d+)")
+_PROFILE_NAME = re.compile(r"([1-8])g\.\d+gb(?:[+-][a-z.]+)*")
+MAX_PROFILES = 64  # more rows than any GPU lists: the text is not nvidia-smi's
+
+
+def parse_lgip(text: str) -> dict[int, dict]:
+    """``nvidia-smi mig -lgip`` -> {profile_id: {name, compute, max_count}} (one GPU's rows)."""
+    out: dict[int, dict] = {}
+    gpus = set()
+    for line in (text or "").splitlines():
+        match = _LGIP_ROW.match(line)
+        if not match:
+            continue
+        name = match.group(2)
+        shape = _PROFILE_NAME.fullmatch(name)
+        if shape is None:
+            raise MigLayoutError(f"nvidia-smi mig -lgip: profile name {name[:40]!r} is not like 1g.10gb")
+        gpus.add(int(match.group(1)))
+        out[int(match.group(3))] = {"name": name, "compute": int(shape.group(1)), "max_count": int(match.group(5))}
+        if len(out) > MAX_PROFILES or len(gpus) > 1:
+            raise MigLayoutError("nvidia-smi mig -lgip: give the output of one GPU (-i <bus id>), at most 64 rows")
+    return out
+
+
+def parse_lgipp(text: str) -> dict[int, tuple[tuple[int, ...], int]]:
+    """``nvidia-smi mig -lgipp`` -> {profile_id: (starts, size)}."""
+    out: dict[int, tuple[tuple[int, ...], int]] = {}
+    for line in (text or "").splitlines():
+        match = _LGIPP_ROW.match(line)
+        if not match:
+            continue
+        starts = tuple(sorted({int(s) for s in match.group(3).replace(" ", "").split(",") if s}))
+        size = int(match.group(4))
+        if not starts or size < 1 or size > 8 or any(s + size > 8 for s in starts):
+            raise MigLayoutError(f"nvidia-smi mig -lgipp: placement {line.strip()[:80]!r} is outside 8 slots")
+        out[int(match.group(2))] = (starts, size)
+        if len(out) > MAX_PROFILES:
+            raise MigLayoutError("nvidia-smi mig -lgipp: more than 64 rows; give the output of one GPU")
+    return out
+
+
+def model_from_gpu(lgip: str, lgipp: str, product_id: str | None, product_name: str | None) -> MigModel | None:
+    """The profile table the GPU reports (``-lgip`` and ``-lgipp``), or None when either says nothing."""
+    profiles_text, placements = parse_lgip(lgip), parse_lgipp(lgipp)
+    if not profiles_text or not placements:
+        return None
+    profiles = []
+    for profile_id, row in sorted(profiles_text.items()):
+        if profile_id not in placements:
+            raise MigLayoutError(
+                f"nvidia-smi mig -lgipp lists no placement for profile {row['name']} (ID {profile_id}); record both "
+                "outputs from the same GPU"
+            )
+        starts, size = placements[profile_id]
+        profiles.append(MigProfile(row["name"], profile_id, row["compute"], size, starts, row["max_count"]))
+    builtin = model_for(product_id, product_name)
+    return MigModel(
+        builtin.model if builtin else (product_name or f"10de:{product_id}"),
+        builtin.product_names if builtin else (),
+        (product_id,) if product_id else (),
+        max(p.compute for p in profiles),
+        max(s + p.size for p in profiles for s in p.starts),
+        tuple(profiles),
+    )
 
 
 def supported_models() -> str:

@@ -45,8 +45,19 @@ def parse_query_xml(text: str) -> dict[str, dict]:
             "product_name": (gpu.findtext("product_name") or "").strip() or None,
             "mode_current": _mode(gpu.findtext("mig_mode/current_mig")),
             "mode_pending": _mode(gpu.findtext("mig_mode/pending_mig")),
+            "serial": _identity(gpu.findtext("serial")),
+            "uuid": _identity(gpu.findtext("uuid")),
         }
     return out
+
+
+_IDENTITY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+
+
+def _identity(value: str | None) -> str | None:
+    """A board serial or GPU UUID as nvidia-smi prints it; None for N/A or anything else."""
+    text = (value or "").strip()
+    return text if text != "N/A" and _IDENTITY.fullmatch(text) else None
 
 
 def _mode(value: str | None) -> str | None:
@@ -71,22 +82,59 @@ def parse_lgi(text: str) -> list[dict]:
     return sorted(out, key=lambda gi: (gi["placement"]["start"], gi["instance_id"]))
 
 
-def read_mig_state(host: HostRoot, run: Runner | None) -> dict[str, dict]:
-    """{address: {mode_current, mode_pending, gpu_instances}} for every GPU nvidia-smi reports."""
+def read_profile_tables(host: HostRoot, address: str, run: Runner | None) -> tuple[str, str]:
+    """The GPU's own ``nvidia-smi mig -lgip`` and ``-lgipp`` text ("" when unavailable).
+
+    Live when ``run`` is given, else the recorded ``mig-lgip/<address>.txt`` and ``mig-lgipp/<address>.txt``.
+    """
+    if run is None:
+        return (
+            host.read_text(f"{RECORDED_DIR}/mig-lgip/{address}.txt") or "",
+            host.read_text(f"{RECORDED_DIR}/mig-lgipp/{address}.txt") or "",
+        )
+    bus_id = "0000" + address.upper()
+    texts = []
+    for flag in ("-lgip", "-lgipp"):
+        rc, out, _err = run(["nvidia-smi", "mig", flag, "-i", bus_id])
+        texts.append(out if rc == 0 else "")
+    return texts[0], texts[1]
+
+
+def query_xml(host: HostRoot, run: Runner | None) -> str | None:
+    """``nvidia-smi -q -x`` of a live host, or the recorded one of any other root; None when there is none."""
     if host.is_live:
         if run is None:
-            return {}
+            return None
         rc, out, err = run(["nvidia-smi", "-q", "-x"])
         if rc == 127:
-            return {}  # no nvidia-smi on this host: nothing to add, nothing to warn about
+            return None  # no nvidia-smi on this host: nothing to add, nothing to warn about
         if rc != 0:
             host.warn(f"nvidia-smi -q -x failed (rc={rc}): {(err or out).strip()[:200]}")
-            return {}
-        xml_text = out
-    else:
-        xml_text = host.read_text(f"{RECORDED_DIR}/q-x.xml")
-        if xml_text is None:
-            return {}
+            return None
+        return out
+    return host.read_text(f"{RECORDED_DIR}/q-x.xml")
+
+
+def read_identities(host: HostRoot, xml_text: str | None) -> dict[str, dict]:
+    """{address: {serial, uuid}} of every GPU in ``nvidia-smi -q -x`` output (what tells a replaced board)."""
+    if not xml_text:
+        return {}
+    try:
+        gpus = parse_query_xml(xml_text)
+    except ET.ParseError:
+        return {}  # read_mig_state warns about the same text
+    return {address: {"serial": gpu["serial"], "uuid": gpu["uuid"]} for address, gpu in gpus.items()}
+
+
+def read_mig_state(host: HostRoot, run: Runner | None, xml_text: str | None = None) -> dict[str, dict]:
+    """{address: {mode_current, mode_pending, gpu_instances}} for every GPU nvidia-smi reports.
+
+    ``xml_text`` is ``query_xml``'s answer when the caller already has it (nvidia-smi runs once).
+    """
+    if xml_text is None:
+        xml_text = query_xml(host, run)
+    if xml_text is None:
+        return {}
     try:
         gpus = parse_query_xml(xml_text)
     except ET.ParseError as exc:

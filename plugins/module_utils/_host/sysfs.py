@@ -59,6 +59,7 @@ class PciDevice:
     mdev_types: list[MdevType] = field(default_factory=list)
     is_boot_vga: bool = False
     current_vgpu_type: str | None = None
+    supported_vgpu_types: list[dict] = field(default_factory=list)  # [{type, name}] the GPU supports at all
 
     @property
     def is_bridge(self) -> bool:
@@ -207,6 +208,10 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
     if "nvidia" in entries:
         dev.mdev_types.extend(_read_nvidia_vf_types(host, f"{path}/nvidia"))
         dev.current_vgpu_type = host.read_attr(f"{path}/nvidia/current_vgpu_type")
+        dev.supported_vgpu_types = [
+            {"type": t.type, "name": t.name}
+            for t in _read_nvidia_vf_types(host, f"{path}/nvidia", "supported_vgpu_types")
+        ]
     return dev
 
 
@@ -229,9 +234,10 @@ def _read_mdev_types(host: HostRoot, base: str) -> list[MdevType]:
 _VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*\Z")
 
 
-def _read_nvidia_vf_types(host: HostRoot, base: str) -> list[MdevType]:
-    """NVIDIA vGPU 17+ on SR-IOV VFs: ``creatable_vgpu_types`` is a table of ``ID : name`` lines."""
-    text = host.read_text(f"{base}/creatable_vgpu_types")
+def _read_nvidia_vf_types(host: HostRoot, base: str, table: str = "creatable_vgpu_types") -> list[MdevType]:
+    """NVIDIA vGPU 17+ on SR-IOV VFs: ``creatable_vgpu_types`` (what the VF can take now) and
+    ``supported_vgpu_types`` (every type the GPU supports) are tables of ``ID : name`` lines."""
+    text = host.read_text(f"{base}/{table}")
     if text is None:
         return []
     out = []
@@ -239,7 +245,7 @@ def _read_nvidia_vf_types(host: HostRoot, base: str) -> list[MdevType]:
         match = _VGPU_LINE.match(line)
         if not match:
             if line.strip():
-                host.warn(f"{base}/creatable_vgpu_types: cannot parse line {line[:60]!r}")
+                host.warn(f"{base}/{table}: cannot parse line {line[:60]!r}")
             continue
         out.append(
             MdevType(

@@ -214,3 +214,14 @@ def test_devices_in_a_vmd_domain_are_discovered(tmp_path):
     facts, warnings = discover(build_root(profile, str(tmp_path / "vmd")))
     assert warnings == []
     assert {d["address"] for d in facts["accel_pci_devices"]} == {"10000:41:00.0", "10000:c1:00.0"}
+
+
+def test_vfs_report_every_vgpu_type_the_gpu_supports(tmp_path):
+    root = build_root("vgpu-l40s", str(tmp_path / "root"))
+    facts, _warnings = discover(root, ["all"])
+    vfs = [d for d in facts["accel_pci_devices"] if d["physfn"] and d["vendor_id"] == "10de"]
+    assert vfs and all(d["supported_vgpu_types"] for d in vfs)
+    for vf in vfs:
+        supported = {t["type"] for t in vf["supported_vgpu_types"]}
+        creatable = {t["type"] for t in vf["mdev_types"]}
+        assert creatable <= supported and "1155" in supported

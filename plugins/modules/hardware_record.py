@@ -1,0 +1,93 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: hardware_record
+short_description: Recognise replaced and moved GPUs by comparing a host's devices with the last record
+description:
+  - Compares the devices M(accel.openstack.pci_facts) reports (O(devices)) with the record kept in the
+    root at C(/var/lib/accel-openstack/devices.json) (address, vendor and product IDs, and the board serial
+    C(nvidia-smi -q -x) gives for NVIDIA GPUs) and reports RV(changes).
+  - A device is C(replaced) when its address holds another serial or another model, C(moved) when its serial
+    is now at another address, C(added) or C(removed) otherwise.
+  - With O(save=true) the record is rewritten to the devices given; run that only after the host's Nova
+    config and Placement registration follow the new hardware, so a failed run reports the change again.
+version_added: 0.1.0
+author:
+  - accel.openstack contributors (@accel-openstack)
+options:
+  devices:
+    description: The host's C(accel_pci_devices) fact.
+    type: list
+    elements: dict
+    required: true
+  save:
+    description: Write the record (the first run on a host always reports no change).
+    type: bool
+    default: false
+  root:
+    description: Filesystem root of the host.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Reports the changes and whether the record would be written; writes nothing.
+  diff_mode:
+    support: full
+    description: The record before and after.
+"""
+
+EXAMPLES = r"""
+- name: Read the host
+  accel.openstack.pci_facts:
+
+- name: What changed since the last run
+  accel.openstack.hardware_record:
+    devices: "{{ accel_pci_devices }}"
+  register: hardware
+"""
+
+RETURN = r"""
+changes:
+  description: >-
+    One dict per change, sorted by address, with C(change) (C(replaced), C(moved), C(added), C(removed)),
+    C(address), C(device) (now), C(was) (recorded) and, for C(moved), C(from_address).
+  returned: always
+  type: list
+  elements: dict
+first_run:
+  description: No record existed (no change can be told).
+  returned: always
+  type: bool
+record:
+  description: The record's path inside the root.
+  returned: always
+  type: str
+"""
+
+from ansible_collections.accel.openstack.plugins.module_utils._host import hardware_record
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
+
+
+class HardwareRecordModule(HostModule):
+    argument_spec = {
+        "devices": {"type": "list", "elements": "dict", "required": True},
+        "save": {"type": "bool", "default": False},
+    }
+
+    def run(self) -> dict:
+        plan = hardware_record.plan(self.host, self.params["devices"])
+        changed = bool(self.params["save"]) and plan.file.changed
+        if changed:
+            self.apply_files([plan.file])
+        return dict(plan.result(), changed=changed)
+
+
+def main() -> None:
+    HardwareRecordModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""device_quarantine against the real Placement, with nova-compute's own update code run over it.
+
+nova-compute (Nova 34's report client, provider tree and PCI translator, in the nova venv) creates the
+host's providers; the module quarantines a device; nova-compute starts again and runs its periodic
+update: the quarantine must still hold the device, Placement must offer no candidate on it, and Nova's
+update must succeed. Then the module releases it and the device is a candidate again.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.accel.openstack.plugins.module_utils._placement import quarantine
+from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import placement_client
+from tests.support import nova_compute_update
+from tests.support.ansible_runner import run_module
+
+pytestmark = pytest.mark.placement
+
+HOST = "cn-quarantine"
+COMPUTE_UUID = "1f7e1d2a-5b41-4bb5-9d53-2a7d5e0c0a01"
+INSTANCE = "6a3c3f3e-0d9c-4c53-8f0a-3b2f8c1d0e77"
+GPU_RC = "CUSTOM_PCI_10DE_2331"
+
+
+def _gpu(address: str, product: str = "2331", mdev_types=None) -> dict:
+    return {
+        "address": address,
+        "vendor_id": "10de",
+        "product_id": product,
+        "class_code": "030200",
+        "physfn": None,
+        "sriov_totalvfs": None,
+        "numa_node": 0,
+        "mdev_types": mdev_types or [],
+    }
+
+
+DEVICES = [
+    _gpu("0000:41:00.0"),
+    _gpu("0000:42:00.0"),
+    _gpu("0000:43:00.0"),
+    _gpu(
+        "0000:84:00.0",
+        "25b6",
+        [{"type": "nvidia-701", "name": "A16-4Q", "available_instances": 4, "device_api": "vfio-pci"}],
+    ),
+]
+COMPUTE = """
+[pci]
+report_in_placement = True
+device_spec = {"vendor_id": "10de", "product_id": "2331"}
+[devices]
+enabled_mdev_types = nvidia-701
+[mdev_nvidia-701]
+device_addresses = 0000:84:00.0
+"""
+
+
+def nova_compute(placement, rounds: int = 2, allocated: dict | None = None, devices=DEVICES) -> list[dict]:
+    """One nova-compute start and ``rounds`` periodic updates; every round must succeed."""
+    case = {
+        "placement": placement.url,
+        "hostname": HOST,
+        "compute_uuid": COMPUTE_UUID,
+        "compute": COMPUTE,
+        "devices": devices,
+        "allocated": allocated or {},
+        "rounds": rounds,
+    }
+    return nova_compute_update.ask([case])[0]["rounds"]
+
+
+def providers(placement) -> dict:
+    body = placement.request("GET", f"/resource_providers?in_tree={COMPUTE_UUID}")[1]
+    return {p["name"]: p for p in body["resource_providers"]}
+
+
+def inventory(placement, uuid: str) -> dict:
+    return placement.request("GET", f"/resource_providers/{uuid}/inventories")[1]["inventories"]
+
+
+def candidate_providers(placement, query: str) -> set[str]:
+    body = placement.request("GET", f"/allocation_candidates?{query}")[1]
+    return {rp for request in body["allocation_requests"] for rp in request["allocations"]}
+
+
+@pytest.fixture(scope="module")
+def cloud(placement):
+    rounds = nova_compute(placement, rounds=1)
+    assert rounds == [{"ok": True}], rounds
+    return placement
+
+
+def test_nova_compute_created_the_device_providers(cloud):
+    names = set(providers(cloud))
+    assert {f"{HOST}_0000:41:00.0", f"{HOST}_0000:42:00.0", f"{HOST}_0000:43:00.0", f"{HOST}_pci_0000_84_00_0"} <= names
+
+
+def test_quarantine_survives_nova_compute_and_release_returns_the_device(cloud):
+    gpu = providers(cloud)[f"{HOST}_0000:41:00.0"]
+    args = dict(cloud.auth, host=HOST, address="0000:41:00.0", reason="Xid 79: fell off the bus")
+    check = run_module("device_quarantine", args, check=True, diff=True)
+    assert check["changed"] is True and check["held"] == {GPU_RC: 1}, check
+    assert gpu["uuid"] in candidate_providers(cloud, f"resources={GPU_RC}:1")  # check mode wrote nothing
+    applied = run_module("device_quarantine", args, diff=True)
+    assert applied["changed"] is True, applied
+    assert json.loads(applied["diff"]["after"])["quarantined"] is True
+    assert run_module("device_quarantine", args, check=True)["changed"] is False
+    assert run_module("device_quarantine", args)["changed"] is False
+    before_inventory = inventory(cloud, gpu["uuid"])
+    # What the quarantine does not use, and why: nova-compute undoes both on its next update.
+    cloud.request("PUT", "/traits/CUSTOM_QUARANTINED")
+    traits = cloud.request("GET", f"/resource_providers/{gpu['uuid']}/traits")[1]
+    marked = sorted(traits["traits"] + ["CUSTOM_QUARANTINED"])
+    body = {"resource_provider_generation": traits["resource_provider_generation"], "traits": marked}
+    assert cloud.request("PUT", f"/resource_providers/{gpu['uuid']}/traits", body)[0] == 200
+    vgpu = providers(cloud)[f"{HOST}_pci_0000_84_00_0"]
+    vgpu_inventory = cloud.request("GET", f"/resource_providers/{vgpu['uuid']}/inventories/VGPU")[1]
+    vgpu_inventory["reserved"] = vgpu_inventory["total"]
+    assert cloud.request("PUT", f"/resource_providers/{vgpu['uuid']}/inventories/VGPU", vgpu_inventory)[0] == 200
+
+    # nova-compute restarts (empty cache) and runs two periodic updates: no error, nothing undone.
+    assert nova_compute(cloud) == [{"ok": True}, {"ok": True}]
+    # A device added to the host changes the tree: nova-compute writes inventories again.
+    grown = DEVICES + [_gpu("0000:44:00.0")]
+    assert nova_compute(cloud, rounds=1, devices=grown) == [{"ok": True}]
+    assert inventory(cloud, gpu["uuid"]) == before_inventory
+    after_traits = cloud.request("GET", f"/resource_providers/{gpu['uuid']}/traits")[1]["traits"]
+    assert "CUSTOM_QUARANTINED" not in after_traits
+    assert inventory(cloud, vgpu["uuid"])["VGPU"]["reserved"] == 0
+    consumer = quarantine.consumer_uuid(gpu["uuid"])
+    held = cloud.request("GET", f"/allocations/{consumer}")[1]
+    assert held["allocations"][gpu["uuid"]]["resources"] == {GPU_RC: 1}
+    assert held["user_id"] == "Xid 79: fell off the bus"
+    free = candidate_providers(cloud, f"resources={GPU_RC}:1")
+    assert gpu["uuid"] not in free and len(free) == 3  # the other three GPUs
+
+    # The audit's view from a snapshot.
+    client = placement_client(cloud.auth)
+    fleet = fleet_snapshot(client)
+    listed = quarantine.quarantined_devices(fleet, quarantine.read_quarantines(client, fleet))
+    assert [(d["host"], d["address"], d["reason"], d["held"]) for d in listed] == [
+        (HOST, "0000:41:00.0", "Xid 79: fell off the bus", {GPU_RC: 1})
+    ]
+
+    # A failing health command keeps it quarantined; a passing one releases it.
+    release = dict(cloud.auth, provider=gpu["name"], state="released")
+    failed = run_module("device_quarantine", dict(release, health_command=["false"]))
+    assert failed.get("failed") and "stays quarantined" in failed["msg"], failed
+    assert gpu["uuid"] not in candidate_providers(cloud, f"resources={GPU_RC}:1")
+    released = run_module("device_quarantine", dict(release, health_command=["true"]), diff=True)
+    assert released["changed"] is True and released["health"]["rc"] == 0, released
+    assert run_module("device_quarantine", release)["changed"] is False
+    assert gpu["uuid"] in candidate_providers(cloud, f"resources={GPU_RC}:1")
+    assert cloud.request("GET", f"/allocations/{consumer}")[1]["allocations"] == {}
+
+
+def test_vgpu_provider_quarantine_holds_what_instances_leave_free(cloud):
+    vgpu = providers(cloud)[f"{HOST}_pci_0000_84_00_0"]
+    total = inventory(cloud, vgpu["uuid"])["VGPU"]["total"]
+    body = {
+        "allocations": {vgpu["uuid"]: {"resources": {"VGPU": 1}}},
+        "project_id": "p1",
+        "user_id": "u1",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    cloud.request("PUT", f"/allocations/{INSTANCE}", body)
+    applied = run_module("device_quarantine", dict(cloud.auth, provider=vgpu["uuid"], reason="ECC errors"))
+    assert applied["held"] == {"VGPU": total - 1} and applied["in_use_by"] == {"VGPU": [INSTANCE]}, applied
+    assert nova_compute(cloud, rounds=1) == [{"ok": True}]
+    assert candidate_providers(cloud, "resources=VGPU:1") == set()
+    # The instance leaves: its unit is schedulable until the quarantine runs again.
+    cloud.request("DELETE", f"/allocations/{INSTANCE}")
+    assert candidate_providers(cloud, "resources=VGPU:1") == {vgpu["uuid"]}
+    again = run_module("device_quarantine", dict(cloud.auth, provider=vgpu["uuid"], reason="ECC errors"))
+    assert again["changed"] is True and again["held"] == {"VGPU": total}
+    assert candidate_providers(cloud, "resources=VGPU:1") == set()
+
+
+def test_bad_input_names_the_fix_and_changes_nothing(cloud):
+    gpu = providers(cloud)[f"{HOST}_0000:42:00.0"]
+    cases = [
+        (dict(host=HOST, address="41:00", reason="x"), "not a full PCI address"),
+        (dict(host=HOST, address="0000:99:00.0", reason="x"), "devices with providers there"),
+        (dict(host="no-such-host", address="0000:41:00.0", reason="x"), "no compute node provider"),
+        (dict(host="../etc", address="0000:41:00.0", reason="x"), "not a plain file or host name"),
+        (dict(provider=HOST, reason="x"), "is a compute node"),
+        (dict(provider=gpu["name"], reason="a\nb"), "control character"),
+        (dict(provider=gpu["name"], reason="x" * 300), "at most 255"),
+    ]
+    for args, words in cases:
+        result = run_module("device_quarantine", dict(cloud.auth, **args))
+        assert result.get("failed") and words in result["msg"], (args, result)
+    assert gpu["uuid"] in candidate_providers(cloud, f"resources={GPU_RC}:1")
+
+
+def test_a_device_an_instance_holds_whole_is_refused_with_the_instance_named(cloud):
+    gpu = providers(cloud)[f"{HOST}_0000:43:00.0"]
+    body = {
+        "allocations": {gpu["uuid"]: {"resources": {GPU_RC: 1}}},
+        "project_id": "p1",
+        "user_id": "u1",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    cloud.request("PUT", f"/allocations/{INSTANCE}", body)
+    refused = run_module("device_quarantine", dict(cloud.auth, provider=gpu["uuid"], reason="Xid 48"))
+    assert refused.get("failed") and INSTANCE in refused["msg"], refused
+    consumer = quarantine.consumer_uuid(gpu["uuid"])
+    assert cloud.request("GET", f"/allocations/{consumer}")[1]["allocations"] == {}
+    cloud.request("DELETE", f"/allocations/{INSTANCE}")
+    # Reserved whole (a one-time-use device Nova reserved): nothing to hold, said so.
+    record = cloud.request("GET", f"/resource_providers/{gpu['uuid']}/inventories/{GPU_RC}")[1]
+    cloud.request("PUT", f"/resource_providers/{gpu['uuid']}/inventories/{GPU_RC}", dict(record, reserved=1))
+    reserved = run_module("device_quarantine", dict(cloud.auth, provider=gpu["uuid"], reason="Xid 48"))
+    assert reserved.get("failed") and "reserved whole" in reserved["msg"], reserved
+
+
+def test_a_quarantined_device_that_leaves_nova_s_view_blocks_its_update_until_released(cloud):
+    """The documented limit: release a device before it leaves [pci] device_spec or the host."""
+    gpu = providers(cloud)[f"{HOST}_0000:42:00.0"]
+    args = dict(cloud.auth, provider=gpu["uuid"], reason="board pulled")
+    assert run_module("device_quarantine", args)["changed"] is True
+    without = [d for d in DEVICES if d["address"] != "0000:42:00.0"]
+    (blocked,) = nova_compute(cloud, rounds=1, devices=without)
+    assert blocked["ok"] is False and "409" in blocked["error"]  # Placement keeps a provider in use
+    assert run_module("device_quarantine", dict(args, state="released"))["changed"] is True
+    assert nova_compute(cloud, rounds=1, devices=without) == [{"ok": True}]
+    assert f"{HOST}_0000:42:00.0" not in providers(cloud)
+
+
+def test_the_resource_tracker_s_own_update_leaves_the_quarantine_alone(cloud):
+    """The same proof through ResourceTracker._update_to_placement itself (tests/support/nova_compute.py)."""
+    from tests.support import nova_compute
+
+    host = "cn-tracker"
+    config = ['[pci]\nreport_in_placement = True\ndevice_spec = {"vendor_id": "10de", "product_id": "2331"}\n']
+    case = nova_compute.compute_case(host, {"accel_pci_devices": DEVICES[:2]}, config=config)
+    (first,) = nova_compute.update(cloud.url, [case])
+    assert first["ok"], first
+    gpu = next(p for p in first["providers"] if p["name"] == f"{host}_0000:41:00.0")
+    assert run_module("device_quarantine", dict(cloud.auth, host=host, address="0000:41:00.0", reason="Xid 79"))[
+        "changed"
+    ]
+    before = inventory(cloud, gpu["uuid"])
+    again = nova_compute.update(cloud.url, [case, case])  # a restart, then a periodic update
+    assert [r["ok"] for r in again] == [True, True], again
+    assert inventory(cloud, gpu["uuid"]) == before
+    held = cloud.request("GET", f"/allocations/{quarantine.consumer_uuid(gpu['uuid'])}")[1]
+    assert held["allocations"][gpu["uuid"]]["resources"] == {GPU_RC: 1} and held["user_id"] == "Xid 79"
+    assert gpu["uuid"] not in candidate_providers(cloud, f"resources={GPU_RC}:1&in_tree={gpu['uuid']}")
