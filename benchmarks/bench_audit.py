@@ -49,8 +49,8 @@ MODELS = [("hgx-h100", 4), ("vgpu-a16", 4), ("configured-t4", 2)]
 
 def inputs(hosts: int, providers: int, flavors: int) -> dict:
     with tempfile.TemporaryDirectory() as top:
-        model_facts = {m: discover(build_root(m, os.path.join(top, m)))[0] for m, _ in MODELS}
-    cycle = [m for m, n in MODELS for _ in range(n)]
+        model_facts = {m: discover(build_root(m, os.path.join(top, m)))[0] for m, _count in MODELS}
+    cycle = [m for m, n in MODELS for _copy in range(n)]
     facts = {f"node-{i:05d}": model_facts[cycle[i % len(cycle)]] for i in range(hosts)}
     # One rendering per model (the config is the same on every host of a model), shared by its hosts.
     rendering = render_fleet(
@@ -116,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     data = inputs(args.hosts, args.providers, args.flavors)
     times, cpu, result = [], [], None
-    for _ in range(args.repeat):
+    for _run in range(args.repeat):
         start, start_cpu = time.perf_counter(), time.process_time()
         result = audit_cloud(data["hosts"], data["deployed"], data["fleet"], data["flavors"], POLICY)
         times.append(time.perf_counter() - start)

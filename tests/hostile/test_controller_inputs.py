@@ -393,8 +393,8 @@ def test_a_placement_answer_of_the_right_types_gives_the_snapshot():
         ({f"/resource_providers/{ROOT}/traits": {"resource_provider_generation": 1, "traits": "OWNER_NOVA"}},
          "traits as a string"),
         ({f"/resource_providers/{ROOT}/usages": {"usages": {"VCPU": "0"}}}, "usages.VCPU as a string"),
-        ({f"/resource_providers/{ROOT}/inventories": {"resource_provider_generation": 1,
-                                                     "inventories": {"VCPU": {"total": "8"}}}},
+        ({f"/resource_providers/{ROOT}/inventories": {
+            "resource_provider_generation": 1, "inventories": {"VCPU": {"total": "8"}}}},
          "inventories.VCPU.total as a string"),
         ({f"/resource_providers/{ROOT}/aggregates": {"resource_provider_generation": "1", "aggregates": []}},
          "resource_provider_generation as a string"),

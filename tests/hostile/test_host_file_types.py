@@ -220,7 +220,7 @@ def test_a_layout_count_that_is_not_a_whole_number_fails_before_anything_changes
 def test_a_non_contiguous_netmask_counts_the_interface_as_in_use(tmp_path, mask):
     root = build_root("gpu-nic-shared-group", str(tmp_path / "root"))
     route = os.path.join(root, "proc/net/route")
-    interfaces = [name for name in os.listdir(os.path.join(root, "sys/class/net"))]
+    interfaces = os.listdir(os.path.join(root, "sys/class/net"))
     assert interfaces
     with open(route) as handle:
         lines = handle.read().splitlines()

@@ -60,14 +60,14 @@ device_addresses = 0000:84:00.0
 """
 
 
-def nova_compute(placement, rounds: int = 2, allocated: dict | None = None, devices=DEVICES) -> list[dict]:
+def nova_compute(placement, rounds: int = 2, allocated: dict | None = None, devices=None) -> list[dict]:
     """One nova-compute start and ``rounds`` periodic updates; every round must succeed."""
     case = {
         "placement": placement.url,
         "hostname": HOST,
         "compute_uuid": COMPUTE_UUID,
         "compute": COMPUTE,
-        "devices": devices,
+        "devices": DEVICES if devices is None else devices,
         "allocated": allocated or {},
         "rounds": rounds,
     }

@@ -42,7 +42,7 @@ def _host(rng: random.Random) -> dict:
         )
     pools = []
     for alias in ALIASES:
-        for _ in range(rng.choice([0, 1, 1, 2])):
+        for _copy in range(rng.choice([0, 1, 1, 2])):
             pools.append(
                 {
                     "vendor_id": alias["vendor_id"],

@@ -306,7 +306,7 @@ def render_lgi(state: dict, gpu: dict) -> str:
 
 def render_lgip(gpu: dict, model: dict | None) -> str:
     """``nvidia-smi mig -lgip`` in nvidia-smi's layout (memory and engine columns are not modelled)."""
-    bar = "+" + "-" * 79 + "+"
+    rule = "+" + "-" * 79 + "+"
 
     def row(text: str) -> str:
         return "|" + text.ljust(79)[:79] + "|"
@@ -314,7 +314,7 @@ def render_lgip(gpu: dict, model: dict | None) -> str:
     used: dict[int, int] = {}
     for inst in gpu["instances"]:
         used[inst["profile_id"]] = used.get(inst["profile_id"], 0) + 1
-    rows = [bar, row(" GPU instance profiles:"),
+    rows = [rule, row(" GPU instance profiles:"),
             row(" GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC"),
             row("                                Free/Total   GiB              CE    JPEG  OFA"),
             "|" + "=" * 79 + "|"]  # fmt: skip
@@ -323,7 +323,7 @@ def render_lgip(gpu: dict, model: dict | None) -> str:
         counts = f"{free}/{p['max']}"
         rows.append(row(f"   0  MIG {p['name']:<16}{p['id']:>2}     {counts:<11}0.00       No     0      0     0"))
         rows.append(row(" " * 62 + "0     0     0"))
-        rows.append(bar)
+        rows.append(rule)
     return "\n".join(rows) + "\n"
 
 

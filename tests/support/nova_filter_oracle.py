@@ -95,7 +95,7 @@ def _pci_stats(topology, pools: list[dict]):
     pci_stats = stats.PciDeviceStats(topology, dev_filter=whitelist.Whitelist(specs))
     number = 0
     for pool in pools:
-        for _ in range(pool["count"]):
+        for _device in range(pool["count"]):
             address = f"0000:{number // 32 + 1:02x}:{number % 32:02x}.0"
             number += 1
             device = objects.PciDevice(

@@ -14,7 +14,8 @@ from __future__ import annotations
 NOVA_VERSION = "34.0.0"
 
 # One validator a line: name, name regex, value pattern, enum (values separated by |), min, max and
-# type, separated by tabs; an empty field is None.
+# type, separated by tabs; an empty field is None. A line that starts with "+" and a tab continues the
+# one above it (the table keeps within the 160 columns of ansible-test's pep8).
 _TABLE = r"""
 accel:device_profile	accel:device_profile					str
 aggregate_instance_extra_specs:{key}	aggregate_instance_extra_specs:(?P<key>.+)					str
@@ -210,7 +211,8 @@ trait{group}:COMPUTE_IMAGE_TYPE_PLOOP	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COM
 trait{group}:COMPUTE_MIGRATE_AUTO_CONVERGE	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_MIGRATE_AUTO_CONVERGE		required|forbidden			str
 trait{group}:COMPUTE_MIGRATE_POST_COPY	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_MIGRATE_POST_COPY		required|forbidden			str
 trait{group}:COMPUTE_NET_ATTACH_INTERFACE	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_NET_ATTACH_INTERFACE		required|forbidden			str
-trait{group}:COMPUTE_NET_ATTACH_INTERFACE_WITH_TAG	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_NET_ATTACH_INTERFACE_WITH_TAG		required|forbidden			str
+trait{group}:COMPUTE_NET_ATTACH_INTERFACE_WITH_TAG	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_NET_ATTACH_INTERFACE_WITH_TAG
++		required|forbidden			str
 trait{group}:COMPUTE_NET_VIRTIO_PACKED	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_NET_VIRTIO_PACKED		required|forbidden			str
 trait{group}:COMPUTE_NET_VIF_MODEL_E1000	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_NET_VIF_MODEL_E1000		required|forbidden			str
 trait{group}:COMPUTE_NET_VIF_MODEL_E1000E	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_NET_VIF_MODEL_E1000E		required|forbidden			str
@@ -229,9 +231,12 @@ trait{group}:COMPUTE_SECURITY_TPM_1_2	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COM
 trait{group}:COMPUTE_SECURITY_TPM_2_0	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_2_0		required|forbidden			str
 trait{group}:COMPUTE_SECURITY_TPM_TIS	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_TIS		required|forbidden			str
 trait{group}:COMPUTE_SECURITY_TPM_CRB	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_CRB		required|forbidden			str
-trait{group}:COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER		required|forbidden			str
-trait{group}:COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST		required|forbidden			str
-trait{group}:COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT		required|forbidden			str
+trait{group}:COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER
++		required|forbidden			str
+trait{group}:COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST
++		required|forbidden			str
+trait{group}:COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT
++		required|forbidden			str
 trait{group}:COMPUTE_SECURITY_UEFI_SECURE_BOOT	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_UEFI_SECURE_BOOT		required|forbidden			str
 trait{group}:COMPUTE_SECURITY_STATELESS_FIRMWARE	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SECURITY_STATELESS_FIRMWARE		required|forbidden			str
 trait{group}:COMPUTE_SOUND_MODEL_SB16	trait(?P<group>([a-zA-Z0-9_-]{1,64})?):COMPUTE_SOUND_MODEL_SB16		required|forbidden			str
@@ -572,5 +577,5 @@ def _row(line: str) -> tuple:
     )
 
 
-VALIDATORS = tuple(_row(line) for line in _TABLE.strip("\n").splitlines())
+VALIDATORS = tuple(_row(line) for line in _TABLE.strip("\n").replace("\n+\t", "\t").splitlines())
 NAMESPACES = tuple(_NAMESPACES.split())
