@@ -36,7 +36,15 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.standard im
     STANDARD_TRAITS,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
-from ansible_collections.accel.openstack.plugins.plugin_utils.extra_specs import nova_refusal
+from ansible_collections.accel.openstack.plugins.plugin_utils.extra_specs import fullmatch, nova_refusal
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_features import (
+    FeatureRefusal,
+    Features,
+    check_features,
+    check_locked_memory,
+    features,
+    late_traits,
+)
 
 MAX_PLACEMENT_RESULTS = 1000
 # ResourceRequest.XS_KEYPAT: 'resources' or 'trait', an optional group suffix, ':', the name.
@@ -454,7 +462,7 @@ def _validate_spec(name: str, key: str, value: str) -> None:
                 f"is {value!r}; use {', '.join(words[:-1])} or {words[-1]}",
                 suggest(value, list(arg)),
             )
-        if kind == "pattern" and not re.fullmatch(arg, value):
+        if kind == "pattern" and not fullmatch(arg, value):
             raise _refuse(
                 name,
                 where,
@@ -512,8 +520,9 @@ def _validate_extra_specs(name: str, specs: dict[str, str]) -> None:
             )
 
 
-def _cpu_mask(name: str, text: str, vcpus: int) -> set[int]:
-    """hardware.parse_cpu_spec for 'hw:cpu_dedicated_mask' (a leading '^' excludes from all vCPUs)."""
+def _cpu_mask(name: str, text: str, vcpus: int, key: str = "extra_specs 'hw:cpu_dedicated_mask'") -> set[int]:
+    """hardware.parse_cpu_spec for a vCPU mask such as 'hw:cpu_dedicated_mask' (a leading '^' excludes from
+    all vCPUs)."""
     spec = f"0-{vcpus - 1},{text}" if text.strip().startswith("^") else text
     include: set[int] = set()
     exclude: set[int] = set()
@@ -545,13 +554,34 @@ def _cpu_mask(name: str, text: str, vcpus: int) -> set[int]:
             except ValueError:
                 problem = f"Invalid inclusion expression {rule!r}"
         if problem:
-            raise _refuse(
-                name,
-                "extra_specs 'hw:cpu_dedicated_mask'",
-                problem,
-                f"is {text!r}; give guest CPU numbers such as '0-1' or '^0'",
-            )
+            raise _refuse(name, key, problem, f"is {text!r}; give guest CPU numbers such as '0-1' or '^0'")
     return include - exclude
+
+
+_REALTIME_MASK = "Use of realtime CPUs requires either one or more non-realtime CPU(s) or offloaded emulator threads."
+
+
+def _realtime_cpus(name: str, vcpus: int, specs: dict, image: dict) -> set[int] | None:
+    """hardware.get_realtime_cpu_constraint: the realtime vCPUs of a 'hw:cpu_realtime' flavor, or Nova's refusal."""
+    if str(specs.get("hw:cpu_realtime", "")).strip().lower() not in ("1", "t", "true", "on", "y", "yes"):
+        return None
+    image_mask = image.get("hw_cpu_realtime_mask")
+    mask = image_mask or specs.get("hw:cpu_realtime_mask")
+    key = "image_properties 'hw_cpu_realtime_mask'" if image_mask else "extra_specs 'hw:cpu_realtime_mask'"
+    cpus = set(range(vcpus))
+    realtime = _cpu_mask(name, mask, vcpus, key) if mask else set(cpus)
+    fix = "give hw:cpu_realtime_mask, e.g. '^0' (every vCPU but 0 is realtime), or hw:emulator_threads_policy"
+    if not realtime or (realtime == cpus and not specs.get("hw:emulator_threads_policy")):
+        raise _refuse(name, key if mask else "extra_specs 'hw:cpu_realtime'", _REALTIME_MASK, fix)
+    if not realtime <= cpus:
+        raise _refuse(
+            name,
+            key,
+            "Realtime policy vCPU(s) mask is configured with RT vCPUs that are not a subset of the vCPUs in the "
+            "flavor. See hw:cpu_realtime_mask or hw_cpu_realtime_mask",
+            f"is {mask!r}; the flavor's vCPUs are 0-{vcpus - 1}",
+        )
+    return realtime
 
 
 def _numa_nodes(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict, policy: str | None) -> int | None:
@@ -601,7 +631,9 @@ def _check_image_policy(name: str, key: str, what: str, value, allowed) -> None:
 
 
 def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: dict) -> dict:
-    """hardware.numa_get_constraints' CPU rules: the policies in force, or Nova's refusal."""
+    """hardware.numa_get_constraints' CPU rules: the policies in force, or Nova's refusal (the realtime mask
+    checked first, as nova-api checks it before the NUMA constraints)."""
+    realtime = _realtime_cpus(name, vcpus, specs, image)
     flavor_policy = specs.get("hw:cpu_policy")
     image_policy = image.get("hw_cpu_policy")
     _check_image_policy(name, "hw_cpu_policy", "CPU policy", image_policy, CPU_POLICIES)
@@ -748,6 +780,13 @@ def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: 
                 "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.",
                 "needs hw:cpu_policy=mixed",
             )
+        if realtime:
+            raise _refuse(
+                name,
+                "extra_specs 'hw:cpu_realtime'",
+                "Cannot set realtime policy in a non dedicated cpu pinning policy",
+                "needs hw:cpu_policy=dedicated or mixed",
+            )
     elif policy == "dedicated":
         if dedicated_mask:
             raise _refuse(
@@ -756,14 +795,15 @@ def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: 
                 "Cannot specify 'hw:cpu_dedicated_mask' without the 'mixed' policy.",
                 "needs hw:cpu_policy=mixed, not dedicated",
             )
-    elif not dedicated_mask:
+    elif bool(realtime) == bool(dedicated_mask):
         raise _refuse(
             name,
             "extra_specs 'hw:cpu_dedicated_mask'",
             "Dedicated CPU set can be specified from either 'hw:cpu_dedicated_mask' or 'hw:cpu_realtime_mask' "
             "when using 'mixed' CPU policy. 'hw:cpu_dedicated_mask' and 'hw:cpu_realtime_mask' can not be "
             "specified at the same time, or be specified with none of them.",
-            "is missing; a mixed flavor lists its dedicated vCPUs there, e.g. '^0' (all but vCPU 0)",
+            "is missing or doubled: a mixed flavor lists its dedicated vCPUs in exactly one of hw:cpu_dedicated_mask "
+            "and hw:cpu_realtime_mask, e.g. '^0' (all but vCPU 0)",
         )
     nodes = _numa_nodes(name, vcpus, memory_mb, specs, image, policy)
     return {
@@ -773,7 +813,7 @@ def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: 
         "pinning_policy": pinning_policy,
         "pinning_thread_policy": pinning_thread,
         "emulator_threads_policy": emulator,
-        "dedicated_cpus": sorted(dedicated_mask or (range(vcpus) if policy == "dedicated" else ())),
+        "dedicated_cpus": sorted(dedicated_mask or (range(vcpus) if policy == "dedicated" else realtime or ())),
     }
 
 
@@ -925,6 +965,7 @@ def _build(
     pinning: bool,
     limit: int | None,
     pci_policy: str | None,
+    feats: tuple[Features, list[str]] | None = None,
 ) -> _Build:
     """ResourceRequest.from_request_spec + resources_from_request_spec for one query."""
     build = _Build(limit=limit)
@@ -974,8 +1015,15 @@ def _build(
         build.add_resource("MEMORY_MB", sizes["ram"])
     if "DISK_GB" not in merged and sizes["disk_gb"]:
         build.add_resource("DISK_GB", sizes["disk_gb"])
+    found, late = feats or (Features(), [])
+    for rc, amount in found.resources:
+        build.add_resource(rc, amount)
+    for trait in found.traits:
+        build.add_trait(trait, "required")
     if pci_policy == "socket":
         build.add_trait(SOCKET_PCI_NUMA_AFFINITY, "required")
+    for trait in late:
+        build.add_trait(trait, "required")
     build.strip_zeros()
     if build.suffixed() >= 2 and not build.group_policy and build.flavor_groups <= 1:
         build.group_policy = "none"
@@ -983,7 +1031,16 @@ def _build(
     build.root_required.add(OWNER_NOVA)
     if specs.get("accel:device_profile"):
         build.root_required.add(ACCELERATORS)
+    build.root_required.update(found.root_required)
     return build
+
+
+def _feature_refusal(function, name: str, specs: dict, image: dict, image_name: str | None):
+    """Call a flavor_features function; its FeatureRefusal becomes the flavor's refusal."""
+    try:
+        return function(name, specs, image, image_name)
+    except FeatureRefusal as refused:
+        raise _refuse(name, refused.key, refused.nova, refused.fix) from None
 
 
 def _groups_of(build: _Build) -> list[dict]:
@@ -1008,6 +1065,7 @@ def translate(
     image_properties: dict | None = None,
     boot_from_volume: bool = False,
     max_placement_results: int | None = MAX_PLACEMENT_RESULTS,
+    image_name: str | None = None,
 ) -> NovaRequest:
     """The queries Nova 34 sends to ``GET /allocation_candidates`` for ``flavor``, or its refusal.
 
@@ -1026,10 +1084,16 @@ def translate(
     request = NovaRequest(flavor=name)
     try:
         _validate_extra_specs(name, specs)
+        _feature_refusal(check_features, name, specs, image, image_name)
         cpu = _cpu_constraints(name, sizes["vcpus"], sizes["ram"], specs, image)
+        _feature_refusal(check_locked_memory, name, specs, image, image_name)
         pci_policy = _pci_numa_policy(name, specs, image)
         pci_requests = _pci_requests(name, specs, aliases, alias_problem, pci_policy, pci_in_placement)
         profile_groups = _device_profile_groups(name, specs, device_profiles)
+        feats = (
+            _feature_refusal(features, name, specs, image, image_name),
+            _feature_refusal(late_traits, name, specs, image, image_name),
+        )
     except _Refused as refused:
         request.refusal = {
             "code": "invalid_flavor",
@@ -1051,12 +1115,12 @@ def translate(
         "memory_mb": sizes["ram"],
     }
     outside = (_pci_groups(pci_requests) if pci_in_placement else []) + profile_groups
-    first = _build(specs, image, sizes, cpu, outside, True, max_placement_results, pci_policy)
+    first = _build(specs, image, sizes, cpu, outside, True, max_placement_results, pci_policy, feats)
     request.queries.append(first.query())
     request.groups.append(_groups_of(first))
     request.ignored = list(dict.fromkeys(first.ignored))
     if first.pinning:
-        fallback = _build(specs, image, sizes, cpu, outside, False, max_placement_results, pci_policy)
+        fallback = _build(specs, image, sizes, cpu, outside, False, max_placement_results, pci_policy, feats)
         request.pcpu_fallback = True
         request.queries.append(fallback.query())
         request.groups.append(_groups_of(fallback))

@@ -422,3 +422,20 @@ def test_a_wrong_type_in_the_custom_names_names_the_call_and_field(override, nam
     message = str(caught.value)
     assert named in message, message
     _sentence(message)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("hw:pmem", "A" * 254 + "="),
+        ("hw:cpu_dedicated_mask", "1-1," * 63 + "^"),
+        ("hw:cpu_realtime_mask", "1-1," * 63 + "^"),
+        ("hw:numa_cpus.0", "1-1," * 63 + "^"),
+    ],
+)
+def test_a_value_that_backtracks_novas_pattern_is_refused_at_once(key, value):
+    # Nova's own patterns take hours on these 255-character values (exponential backtracking)
+    started = time.monotonic()
+    request = translate(_flavor(**{key: value}))
+    assert time.monotonic() - started < 1
+    assert request.refusal and "is not of the format" in request.refusal["message"], request.refusal

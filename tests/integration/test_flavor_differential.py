@@ -24,6 +24,9 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.extra_specs import (
+    VALIDATORS as EXTRA_SPEC_VALIDATORS,
+)
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import merge_answers, translate
 from tests.support import nova_flavor_oracle
 from tests.support.placement_loader import load_fleet
@@ -31,6 +34,7 @@ from tests.support.placement_loader import load_fleet
 pytestmark = pytest.mark.nova
 
 CASES = int(os.environ.get("ACCEL_FLAVOR_CASES", "600"))
+FEATURE_CASES = int(os.environ.get("ACCEL_FLAVOR_FEATURE_CASES", "300"))
 PLACEMENT_CASES = int(os.environ.get("ACCEL_FLAVOR_PLACEMENT_CASES", "150"))
 SEED = 34
 
@@ -175,6 +179,7 @@ def ours(case: dict):
         device_profiles=case["device_profiles"],
         image_properties=case["image_properties"],
         boot_from_volume=case["boot_from_volume"],
+        image_name="image",
     )
 
 
@@ -314,3 +319,175 @@ def test_placement_answers_our_queries_as_novas_and_the_merge_matches_novas_sche
             assert sorted(merge["provider_summaries"]) == run["provider_summaries"], case["id"]
     assert outcomes["fits"] >= 20 and outcomes["no_host"] + outcomes["rejected_by_placement"] >= 10, outcomes
     assert outcomes["scheduler_error"] >= 1, outcomes
+
+
+# -- every key of Nova's extra-spec registry, and the guest features Nova turns into traits --------
+PATTERN_SAMPLES = {
+    "hw:cpu_realtime_mask": ["^0", "0-1", "^0-1"],
+    "hw:cpu_dedicated_mask": ["^0", "0-1"],
+    "hw:mem_page_size": ["large", "small", "any", "2048", "1GiB"],
+    "hw:numa_cpus.{num}": ["0-3", "0,1,2,3", "0-1"],
+    "hw:pmem": ["4GB", "4GB,4GB", "SMALL,LARGE_1,4GB"],
+    "pci_passthrough:alias": ["a16:1", "a100:1,vf:2"],
+}
+PLACEHOLDERS = {"{filter}": ["", ":a", ":a:b"], "{num}": ["0", "1"], "{key}": ["k"], "{resource}": ["CUSTOM_X"]}
+FEATURE_IMAGE = {
+    "hw_firmware_type": ["uefi", "uefi", "bios"],
+    "hw_firmware_stateless": ["true", "false"],
+    "hw_machine_type": ["q35", "pc-q35-8.2", "pc"],
+    "hw_video_model": ["none", "virtio"],
+    "hw_maxphysaddr_mode": ["passthrough", "emulate"],
+    "hw_mem_encryption": ["true", "false"],
+    "hw_mem_encryption_model": ["amd-sev", "amd-sev-es", "amd-sev-snp", "intel-tdx"],
+    "hw_tpm_version": ["1.2", "2.0"],
+    "hw_tpm_model": ["tpm-tis", "tpm-crb"],
+    "os_secure_boot": ["required", "disabled", "optional"],
+    "hw_sound_model": ["virtio", "ich9"],
+    "hw_virtio_packed_ring": ["true", "false"],
+    "hw_ephemeral_encryption": ["true", "false"],
+    "hw_ephemeral_encryption_format": ["luks", "luksv2", "plain"],
+}
+FEATURE_SPECS = {
+    "hw:tpm_version": ["1.2", "2.0", "2.0"],
+    "hw:tpm_model": ["tpm-tis", "tpm-crb"],
+    "hw:tpm_secret_security": ["user", "host", "deployment"],
+    "hw:mem_encryption": ["true", "false", "yes"],
+    "hw:mem_encryption_model": ["amd-sev", "amd-sev-es", "amd-sev-snp", "intel-tdx"],
+    "hw:pmem": ["4GB", "4GB,4GB,SMALL", "a-b"],
+    "os:secure_boot": ["required", "disabled"],
+    "hw:virtio_packed_ring": ["true", "false"],
+    "hw:ephemeral_encryption": ["true", "false"],
+    "hw:ephemeral_encryption_format": ["luks", "luksv2", "plain"],
+    "hw:sound_model": ["virtio", "ich9", "usb"],
+}
+# the flavor key and image property of a feature Nova reads through _get_unique_flavor_image_meta (or a
+# flag of the same kind): a difference fails the build in nova-scheduler, not nova-api, so the generator
+# keeps both equal where both are set
+SAME_IN_BOTH = {
+    "hw:tpm_version": "hw_tpm_version",
+    "hw:tpm_model": "hw_tpm_model",
+    "os:secure_boot": "os_secure_boot",
+    "hw:sound_model": "hw_sound_model",
+    "hw:ephemeral_encryption_format": "hw_ephemeral_encryption_format",
+}
+SAME_FLAG = {"hw:virtio_packed_ring": "hw_virtio_packed_ring", "hw:ephemeral_encryption": "hw_ephemeral_encryption"}
+
+
+def _registry_key(rng, name: str) -> str:
+    key = name.replace("{group}", rng.choice(["", "1", "_G"]))
+    for placeholder, choices in PLACEHOLDERS.items():
+        key = key.replace(placeholder, rng.choice(choices))
+    return key
+
+
+def _registry_value(rng, row) -> str:
+    name, _regex, kind, pattern, enum, minimum, maximum = row
+    if rng.random() < 0.1:
+        return rng.choice(["bogus", "-5", "99999", ""])
+    if pattern is not None:
+        return rng.choice(PATTERN_SAMPLES[name])
+    if enum is not None:
+        return rng.choice(enum)
+    if kind == "int":
+        low = minimum if minimum is not None else 0
+        return str(rng.randint(low, maximum if maximum is not None else low + 4))
+    if kind == "bool":
+        return rng.choice(["true", "false", "yes", "0"])
+    return rng.choice(["x", "1", "gold"])
+
+
+def registry_cases(rng: random.Random) -> list[dict]:
+    """Two flavors per validator of Nova's registry (the generated table), a valid value mostly, some with
+    another key of the registry or a CPU policy beside it."""
+    out = []
+    for index, row in enumerate(EXTRA_SPEC_VALIDATORS * 2):
+        specs = {_registry_key(rng, row[0]): _registry_value(rng, row)}
+        if rng.random() < 0.3:
+            other = rng.choice(EXTRA_SPEC_VALIDATORS)
+            specs.setdefault(_registry_key(rng, other[0]), _registry_value(rng, other))
+        if rng.random() < 0.25:
+            specs.setdefault("hw:cpu_policy", rng.choice(["dedicated", "mixed", "shared"]))
+        image = {"hw_cpu_realtime_mask": "^0"} if rng.random() < 0.05 else {}
+        out.append(_simple_case(f"registry-{index}", specs, image, rng))
+    return out
+
+
+def feature_cases(rng: random.Random, count: int) -> list[dict]:
+    """Flavors and images with the guest features Nova turns into resources and traits."""
+    out = []
+    for index in range(count):
+        specs = {k: rng.choice(v) for k, v in FEATURE_SPECS.items() if rng.random() < 0.3}
+        image = {k: rng.choice(v) for k, v in FEATURE_IMAGE.items() if rng.random() < 0.3}
+        for flavor_key, image_key in SAME_IN_BOTH.items():
+            if flavor_key in specs and image_key in image:
+                image[image_key] = specs[flavor_key]
+        for flavor_key, image_key in SAME_FLAG.items():
+            if flavor_key in specs and image_key in image:
+                image[image_key] = "true" if specs[flavor_key] in ("true", "yes") else "false"
+        out.append(_simple_case(f"feature-{index}", specs, image, rng))
+    return out
+
+
+def _simple_case(ident: str, specs: dict, image: dict, rng) -> dict:
+    return {
+        "id": ident,
+        "flavor": {"name": ident, "vcpus": 4, "ram": 2048, "disk": 10, "ephemeral": 0, "swap": 0, "extra_specs": specs},
+        "pci_aliases": [json.dumps(a) for a in ALIASES],
+        "pci_in_placement": rng.random() < 0.5,
+        "device_profiles": PROFILES,
+        "image_properties": image,
+        "boot_from_volume": False,
+    }
+
+
+@pytest.fixture(scope="module")
+def registry_and_feature_cases():
+    rng = random.Random(SEED + 1)
+    cases = registry_cases(rng) + feature_cases(rng, FEATURE_CASES)
+    return cases, nova_flavor_oracle.ask(cases)
+
+
+def _differences(cases, answers, seen) -> list[str]:
+    out = []
+    for case, nova in zip(cases, answers, strict=True):
+        mine = ours(case)
+        # a refusal by nova-api, or the failure of nova-scheduler's request building (a flavor and image
+        # that set a feature differently): the translation refuses both with Nova's message
+        refusal = nova["refusal"] or nova.get("error")
+        if refusal or mine.refusal:
+            seen["refused"] += 1
+            seen["scheduler failure"] += "error" in nova
+            theirs = (refusal or {}).get("message")
+            if theirs != (mine.refusal or {}).get("message"):
+                out.append(f"{case}\n  Nova: {theirs or nova['queries']}\n  we:   {mine.refusal or mine.queries}")
+            continue
+        seen["queries"] += 1
+        if [canonical_query(q) for q in nova["queries"]] != [canonical_query(q) for q in mine.queries]:
+            out.append(f"{case}\n  Nova {nova['queries']}\n  we   {mine.queries}")
+    return out
+
+
+def test_every_registered_extra_spec_and_every_guest_feature_as_nova(registry_and_feature_cases):
+    cases, answers = registry_and_feature_cases
+    seen = Counter()
+    differences = _differences(cases, answers, seen)
+    assert not differences, f"{len(differences)} of {len(cases)} differ:\n" + "\n".join(differences[:8])
+    # every validator of the table was drawn, and the features reached Placement's query
+    assert sum(c["id"].startswith("registry-") for c in cases) == 2 * len(EXTRA_SPEC_VALIDATORS)
+    queries = " ".join(q for n in answers for q in n["queries"])
+    for name in (
+        "MEM_ENCRYPTION_CONTEXT",
+        "CUSTOM_PMEM_NAMESPACE_4GB",
+        "COMPUTE_SECURITY_TPM_2_0",
+        "COMPUTE_SECURITY_TPM_CRB",
+        "COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST",
+        "COMPUTE_SECURITY_UEFI_SECURE_BOOT",
+        "COMPUTE_ADDRESS_SPACE_EMULATED",
+        "COMPUTE_SECURITY_STATELESS_FIRMWARE",
+        "COMPUTE_NET_VIRTIO_PACKED",
+        "COMPUTE_EPHEMERAL_ENCRYPTION_LUKSV2",
+        "COMPUTE_SOUND_MODEL_VIRTIO",
+        "HW_CPU_X86_AMD_SEV_SNP",
+    ):
+        assert name in queries, name
+    assert seen["refused"] >= 50 and seen["queries"] >= 300, seen
