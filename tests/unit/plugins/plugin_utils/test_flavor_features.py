@@ -128,6 +128,6 @@ def test_the_linear_patterns_match_exactly_what_novas_match(nova_pattern):
     alphabet = "a1_,^-:=" if "a-z" in nova_pattern else "12^-,a"
     rng = random.Random(7)
     strings = ["".join(p) for n in range(1, 6) for p in itertools.product(alphabet, repeat=n)]
-    strings += ["".join(rng.choice(alphabet) for _ in range(rng.randint(6, 14))) for _ in range(3000)]
+    strings += ["".join(rng.choice(alphabet) for _char in range(rng.randint(6, 14))) for _string in range(3000)]
     for text in strings:
         assert fullmatch(nova_pattern, text) == (re.fullmatch(nova_pattern, text) is not None), text
