@@ -39,6 +39,14 @@ options:
         That is not a fleet snapshot; do not give it to the solver lookups.
     type: bool
     default: true
+  quarantines:
+    description:
+      - Also read the device quarantines M(accel.openstack.device_quarantine) holds on the snapshot's providers
+        and return them as RV(fleet.quarantines) (the audit reports each as a C(device_quarantined) finding).
+      - One usage query for the quarantine project, and, only when it holds anything, one allocation read per
+        device provider in use. Needs O(usages) and O(details).
+    type: bool
+    default: false
   query:
     description:
       - A JMESPath expression applied to the snapshot (as C(community.general.json_query) does);
@@ -62,6 +70,12 @@ EXAMPLES = r"""
   accel.openstack.placement_info:
     auth_type: admin_token
     auth: {endpoint: "http://127.0.0.1:8778", token: "admin"}
+  register: placement
+
+- name: Snapshot with the quarantined devices (for the audit)
+  accel.openstack.placement_info:
+    cloud: mycloud
+    quarantines: true
   register: placement
 
 - name: Free GPUs per provider of one host
@@ -94,6 +108,24 @@ fleet:
       description: Every custom trait that exists in Placement, whether a provider has it or not.
       type: list
       elements: str
+    quarantines:
+      description:
+        - The quarantines held on the snapshot's providers, by consumer UUID; each is Placement's
+          C(GET /allocations/<consumer>) answer (C(allocations), C(project_id), C(user_id) the reason,
+          C(consumer_generation), C(consumer_type)) plus C(last_modified), when Placement last wrote it (ISO 8601
+          UTC, null when Placement does not say).
+        - The snapshot's optional key of the same name, which the audit reads.
+      returned: when O(quarantines=true)
+      type: dict
+      sample:
+        7c1d2f0a-4a5e-5b3c-9d1e-0f2a3b4c5d6e:
+          allocations:
+            0b0a6a2e-86c5-4a37-9a64-5ff1a2c0b4f2: {generation: 3, resources: {CUSTOM_PCI_10DE_2331: 1}}
+          project_id: accel-openstack-quarantine
+          user_id: "Xid 79: GPU has fallen off the bus"
+          consumer_generation: 1
+          consumer_type: QUARANTINE
+          last_modified: "2026-12-01T17:51:31Z"
   sample:
     resource_providers:
       - uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a
@@ -125,6 +157,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.quarantine import read_quarantines
 
 try:
     import jmespath
@@ -141,6 +174,7 @@ class PlacementInfoModule(OpenStackModule):
         "tree": {"type": "str"},
         "usages": {"type": "bool", "default": True},
         "details": {"type": "bool", "default": True},
+        "quarantines": {"type": "bool", "default": False},
         "query": {"type": "str"},
     }
     module_kwargs = {"mutually_exclusive": [("name", "tree")]}
@@ -156,9 +190,16 @@ class PlacementInfoModule(OpenStackModule):
                 raise AccelError(
                     f"query {self.params['query']!r} is not valid JMESPath ({exc}); fix the expression"
                 ) from exc
+        if self.params["quarantines"] and not (self.params["usages"] and self.params["details"]):
+            raise AccelError(
+                "quarantines: true reads the quarantines on the providers that have usage; leave usages and "
+                "details at true (their default)"
+            )
         fleet = fleet_snapshot(
             self.placement, self.params["name"], self.params["tree"], self.params["usages"], self.params["details"]
         )
+        if self.params["quarantines"]:
+            fleet["quarantines"] = read_quarantines(self.placement, fleet)
         result = {"changed": False, "fleet": fleet}
         if query is not None:
             result["query_result"] = query.search(fleet)

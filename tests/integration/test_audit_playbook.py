@@ -5,14 +5,18 @@ nova-compute reports them), its hosts are fake roots built from hardware profile
 lies in Kolla-Ansible's override layout. The playbook runs once with --check (the nova.conf.d layout: the same
 config as files on each host) and once without (the kolla layout, with a planted error, so that it also
 fails as it should); before and after each run every table of Placement's
-database and a checksum of every file, link and mode under the roots must be the same.
+database and a checksum of every file, link and mode under the roots must be the same. In between, a
+device quarantined with device_quarantine is reported (and Placement still unchanged by the audit), and
+its release, run as the finding's fix says, makes the finding go away.
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import sys
 import uuid
@@ -22,7 +26,7 @@ import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from tests.support import audit_cloud as world
-from tests.support.ansible_runner import run_playbook, task_results
+from tests.support.ansible_runner import run_module, run_playbook, task_results
 from tests.support.placement_loader import load_fleet
 
 pytestmark = pytest.mark.placement
@@ -138,6 +142,44 @@ def test_audit_in_check_mode_changes_nothing_and_reports_a_healthy_cloud(cloud, 
     assert written["counts"]["error"] == 0
     adopted = yaml.safe_load(read(cloud, "accel-adopted-policy.yml"))
     assert {e["name"] for e in adopted["accel_device_policy"]} >= {"t4"}
+
+
+RELEASE_TASK = re.compile(r"accel\.openstack\.device_quarantine: \{[^{}]*\}")
+
+
+def test_audit_reports_a_quarantined_device_and_forgets_it_once_released(cloud, placement):
+    """device_quarantine takes an A16 VF out of scheduling: the audit (read-only) reports exactly one
+    device_quarantined finding for it, whose fix, run as written, releases it; then the finding is gone."""
+    start = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    device = {"host": "a16-01", "address": "0000:84:00.4"}
+    held = run_module("device_quarantine", dict(placement.auth, **device, reason="Xid 79: GPU has fallen off the bus"))
+    assert held["changed"] is True, held.get("msg")
+    end = datetime.datetime.now(datetime.UTC)
+    before = state(cloud, placement)
+    report = run_playbook("playbooks/audit.yml", cloud["inventory"])
+    assert report["rc"] == 0, failures(report)
+    assert state(cloud, placement) == before
+    assert changed_tasks(report) <= REPORT_TASKS
+    quarantined = json.loads(read(cloud, "accel-audit.json"))["findings"]
+    item = next((f for f in quarantined if f["code"] == "device_quarantined"), None)
+    assert item is not None, quarantined
+    assert (item["host"], item["area"], item["severity"]) == ("a16-01", "placement", "info")
+    for words in ("0000:84:00.4", held["provider"]["name"], "Xid 79: GPU has fallen off the bus"):
+        assert words in item["message"]
+    since = datetime.datetime.strptime(re.search(r"since (\S+Z):", item["message"]).group(1), "%Y-%m-%dT%H:%M:%SZ")
+    assert start <= since.replace(tzinfo=datetime.UTC) <= end
+    (task,) = RELEASE_TASK.findall(item["fix"])
+    release = yaml.safe_load(task)["accel.openstack.device_quarantine"]
+    assert release == dict(device, state="released")
+    assert item["fix"].endswith(f"allocation delete {held['consumer']}")
+
+    released = run_module("device_quarantine", dict(placement.auth, **release))
+    assert released["changed"] is True and released["held"] == {}, released.get("msg")
+    report = run_playbook("playbooks/audit.yml", cloud["inventory"], check=True)
+    assert report["rc"] == 0, failures(report)
+    healthy = json.loads(read(cloud, "accel-audit.json"))["findings"]
+    assert [f for f in quarantined if f not in healthy] == [item]  # exactly that finding, nothing else
+    assert [f for f in healthy if f not in quarantined] == []
 
 
 def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):

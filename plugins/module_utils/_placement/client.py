@@ -10,6 +10,8 @@ Placement's error documents into ``PlacementError`` with the service's own words
 from __future__ import annotations
 
 import collections
+import datetime
+import email.utils
 import fnmatch
 import urllib.parse
 from typing import Any
@@ -54,6 +56,19 @@ def query(params: dict[str, Any] | None) -> str:
     if not params:
         return ""
     return "?" + urllib.parse.urlencode(params, doseq=True, safe=":,!")
+
+
+def http_date(value: Any) -> str | None:
+    """An HTTP date (``Tue, 01 Dec 2026 17:51:31 GMT``) as ISO 8601 UTC (``2026-12-01T17:51:31Z``), else None."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if moment is None or moment.tzinfo is None:
+        return None
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PlacementAnswerError(PlacementError):
@@ -111,6 +126,16 @@ class PlacementClient:
 
     def request(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200,)):
         """Send one request; return (status, body). Raise PlacementError unless the status is in ``ok``."""
+        status, data, _headers = self._send(method, path, body, ok)
+        return status, data
+
+    def read_dated(self, path: str) -> tuple[Any, str | None]:
+        """GET one document and when it was last written: its body and the ``Last-Modified`` header
+        (Placement sends it from microversion 1.15 on) as ISO 8601 UTC, or None when absent or unreadable."""
+        _status, data, headers = self._send("GET", path, None, (200,))
+        return data, http_date((headers or {}).get("Last-Modified"))
+
+    def _send(self, method: str, path: str, body: Any, ok: tuple[int, ...]):
         self.calls[method] += 1
         kwargs: dict[str, Any] = {"microversion": self.microversion, "raise_exc": False}
         if body is not None:
@@ -128,7 +153,7 @@ class PlacementClient:
         except ValueError:
             data = None
         if resp.status_code in ok:
-            return resp.status_code, data
+            return resp.status_code, data, getattr(resp, "headers", None)
         text, code = _detail(data, resp.text[:300] if resp.text else resp.reason or "")
         message = f"Placement answered {resp.status_code} to {method} {path}: {text}"
         if resp.status_code == 409:

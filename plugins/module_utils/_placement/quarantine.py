@@ -20,6 +20,7 @@ later becomes schedulable until the quarantine runs again (it is idempotent and 
 
 from __future__ import annotations
 
+import datetime
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -261,7 +262,8 @@ def read_quarantines(client: PlacementClient, fleet: dict) -> dict[str, dict]:
     """``{consumer uuid: GET /allocations/<consumer>}`` for the quarantines on the fleet's providers.
 
     One usage query first (nothing more when no quarantine exists anywhere), then one read per device
-    provider that has usage.
+    provider that has usage. Each body gains ``last_modified``: when Placement last wrote the quarantine's
+    allocation (its ``Last-Modified`` header, ISO 8601 UTC), or null.
     """
     usage = client.request("GET", f"/usages?project_id={QUARANTINE_PROJECT}")[1]
     if not (usage or {}).get("usages"):
@@ -271,10 +273,21 @@ def read_quarantines(client: PlacementClient, fleet: dict) -> dict[str, dict]:
         if provider.get("parent_provider_uuid") is None or not any((provider.get("usages") or {}).values()):
             continue
         consumer = consumer_uuid(provider["uuid"])
-        body = client.request("GET", f"/allocations/{consumer}")[1] or {}
-        if body.get("allocations"):
-            found[consumer] = body
+        body, written = client.read_dated(f"/allocations/{consumer}")
+        if isinstance(body, dict) and body.get("allocations"):
+            found[consumer] = {**body, "last_modified": written}
     return found
+
+
+def _since(value: object) -> str | None:
+    """The quarantine's ``last_modified`` when it is an ISO 8601 UTC time (it may come from a snapshot file)."""
+    if not isinstance(value, str) or len(value) != 20:
+        return None
+    try:
+        datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+    return value
 
 
 def quarantined_devices(fleet: dict, quarantines: dict | None = None) -> list[dict]:
@@ -284,7 +297,8 @@ def quarantined_devices(fleet: dict, quarantines: dict | None = None) -> list[di
     ``quarantines`` key is used. Each entry: ``host`` (the compute node's provider name), ``provider``,
     ``provider_uuid``, ``address`` (from the provider's name, or null), ``reason``, ``held`` (units the
     quarantine holds per resource class), ``schedulable`` (units still free for new instances: non-zero
-    once an instance that held part of the device leaves, until the quarantine runs again), ``consumer``.
+    once an instance that held part of the device leaves, until the quarantine runs again), ``consumer``,
+    ``since`` (when Placement last wrote the quarantine, ISO 8601 UTC, or null when not known).
     """
     if not isinstance(fleet, dict):
         raise QuarantineError(f"fleet is {type(fleet).__name__}; give the snapshot placement_info returns")
@@ -305,8 +319,8 @@ def quarantined_devices(fleet: dict, quarantines: dict | None = None) -> list[di
     for provider in providers:
         consumer = consumer_uuid(provider["uuid"]) if is_uuid_like(provider["uuid"]) else None
         body = quarantines.get(consumer) if consumer else None
-        if not isinstance(body, dict):
-            continue
+        if not isinstance(body, dict) or body.get("project_id") != QUARANTINE_PROJECT:
+            continue  # a consumer of another project at that uuid is not a quarantine (plan() leaves it alone)
         held = ((body.get("allocations") or {}).get(provider["uuid"]) or {}).get("resources") or {}
         if not held:
             continue
@@ -327,6 +341,7 @@ def quarantined_devices(fleet: dict, quarantines: dict | None = None) -> list[di
                 "held": dict(held),
                 "schedulable": {rc: n for rc, n in schedulable.items() if n},
                 "consumer": consumer,
+                "since": _since(body.get("last_modified")),
             }
         )
     return sorted(out, key=lambda e: (str(e["host"]), str(e["provider"])))

@@ -7,13 +7,14 @@
 - ``hosts``: ``{inventory hostname: accel_* facts}`` (``pci_facts``);
 - ``deployed``: ``{inventory hostname: {service: config sections}}`` (``nova_config_info``), services
   ``compute``, ``api``, ``scheduler``, ``conductor``;
-- ``fleet``: Placement's snapshot (``placement_info``);
+- ``fleet``: Placement's snapshot (``placement_info``; with ``quarantines: true`` its ``quarantines`` give
+  one ``device_quarantined`` finding per quarantined device);
 - ``flavors``: the flavor catalog (openstack.cloud.compute_flavor's keys);
 - ``policy``: ``accel_device_policy`` when the operator has one (then ``nova_config_drift`` compares
   with its rendering), else nothing: the adopted policy stands in where a policy is needed.
 
-It returns ``{"findings", "counts", "adopted"}``; ``extra_findings`` (e.g. a Cyborg ARQ report,
-quarantined devices) are checked for the findings' shape and joined to the list.
+It returns ``{"findings", "counts", "adopted"}``; ``extra_findings`` (e.g. a Cyborg ARQ report) are
+checked for the findings' shape and joined to the list.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import Options, RenderError, render_fleet
 from ansible_collections.accel.openstack.plugins.module_utils._nova.files import host_inputs
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+from ansible_collections.accel.openstack.plugins.module_utils._placement.quarantine import quarantined_devices
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit import (
     flavor_checks,
     host_checks,
     nova_checks,
     placement_checks,
+    quarantines,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import checked, counts, finding, ordered
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import parse_aliases
@@ -95,6 +98,9 @@ class Cloud:
             if provider.get("parent_provider_uuid"):
                 self.children.setdefault(provider["parent_provider_uuid"], []).append(provider)
         self._host_by_nodename = {self.nodename(h): h for h in hosts}
+        # The device quarantines the snapshot carries (placement_info's quarantines: true)
+        self.quarantined = quarantined_devices(fleet)
+        self.quarantine_held = {d["provider_uuid"]: d["held"] for d in self.quarantined}
 
     def nodename(self, host: str) -> str:
         return str(self.nodenames.get(host) or host)
@@ -185,6 +191,7 @@ def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_fi
             found += placement_checks.check_host(cloud, host)
     found += nova_checks.check_services(cloud)
     found += placement_checks.check_reservations(cloud)
+    found += quarantines.check_quarantines(cloud)
     if problem is None:
         found += flavor_checks.check_flavors(cloud)
     for item in cloud.adopted["unexpressed"]:

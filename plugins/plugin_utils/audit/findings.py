@@ -5,8 +5,8 @@
 A finding is ``{host, area, code, severity, message, fix}``: ``host`` the inventory hostname (null for
 the cloud as a whole), ``area`` one of ``host | nova | placement | flavor | cyborg``, ``severity`` one
 of ``error | warning | info``. :data:`CODES` gives each code the collection reports its area and
-severity; findings from other sources (a Cyborg ARQ report, quarantined devices) join the list through
-:func:`checked` with codes of their own.
+severity; findings from other sources (a Cyborg ARQ report) join the list through :func:`checked` with
+codes of their own.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ CODES: dict[str, tuple[str, str]] = {
     "inventory_mismatch": ("placement", "error"),
     "provider_orphaned": ("placement", "error"),
     "one_time_use_stuck": ("placement", "warning"),
+    "device_quarantined": ("placement", "info"),
+    "quarantine_incomplete": ("placement", "warning"),
     # flavors
     "flavor_invalid": ("flavor", "error"),
     "flavor_unplaceable": ("flavor", "error"),

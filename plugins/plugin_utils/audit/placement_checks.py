@@ -82,9 +82,14 @@ def check_host(cloud, host: str) -> list[dict]:
                 continue
             have = _totals(record.get("inventories"))
             used = record.get("usages") or {}
+            held = cloud.quarantine_held.get(record.get("uuid")) or {}
             vgpu = name.startswith(f"{nodename}_pci_")
-            # A vGPU provider counts the mdevs it has created on top of what the type still offers.
-            expected = {rc: n + (int(used.get(rc) or 0) if vgpu else 0) for rc, n in totals.items()}
+            # A vGPU provider counts the mdevs it has created on top of what the type still offers; the units a
+            # quarantine holds are an allocation, not mdevs, so the type still offers them.
+            expected = {
+                rc: n + (max(0, int(used.get(rc) or 0) - int(held.get(rc) or 0)) if vgpu else 0)
+                for rc, n in totals.items()
+            }
             if have != expected:
                 found.append(
                     finding(
