@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+
 TRAIT_COMPUTE_NODE = "COMPUTE_NODE"
 TRAIT_OWNER_NOVA = "OWNER_NOVA"
 TRAIT_MANAGED_PCI = "COMPUTE_MANAGED_PCI_DEVICE"
@@ -125,7 +127,7 @@ def write_refusals(
 MAX_PROVIDERS = 100_000
 
 
-class OwnershipError(ValueError):
+class OwnershipError(AccelError, ValueError):
     """The predicted providers or the names found cannot be split; the message names the fix."""
 
 
