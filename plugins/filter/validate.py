@@ -4,7 +4,7 @@
 DOCUMENTATION = r"""
 name: validate_requests
 short_description: Check declared Placement requests against a fleet snapshot
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - For each request (a flavor's or device profile's Placement query) says whether Placement would accept
     it, on which hosts (root providers) it fits, how many instances of it each host takes one after another,

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: nova_config
 short_description: Write Nova's PCI passthrough and vGPU configuration rendered from facts and the device policy
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Renders, for every host given in O(hosts), the C([pci] device_spec), C([pci] alias),
     C([pci] report_in_placement), C([devices] enabled_mdev_types) and C([mdev_<type>]) keys nova-compute

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: pci_facts
 short_description: Discover accelerators, IOMMU groups, NUMA, SR-IOV, vGPU and MIG state as facts
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Reads the host's PCI devices from sysfs under O(root) (C(/sys/bus/pci/devices) and the links the
     kernel makes from there), its IOMMU groups, NUMA nodes, SR-IOV state, mediated-device (vGPU) types,
