@@ -41,6 +41,9 @@ attributes:
   diff_mode:
     support: full
     description: Shows each PF's VF count and the state file before and after.
+requirements:
+  - netaddr (Python library, on the managed host, python3-netaddr on Debian, Ubuntu and EL) to change the
+    count of a PF that has VFs; without it such a change fails rather than skip the in-use check.
 """
 
 EXAMPLES = r"""

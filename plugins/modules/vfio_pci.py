@@ -31,7 +31,7 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 requirements:
-  - netaddr (Python library, on the managed host; python3-netaddr on Debian and Ubuntu)
+  - netaddr (Python library, on the managed host; python3-netaddr on Debian, Ubuntu and EL)
 options:
   devices:
     description:
