@@ -75,5 +75,7 @@ def test_the_changelog_releases_the_collections_version():
 
 def test_site_yml_at_the_root_runs_the_shipped_playbook():
     assert load("site.yml") == [{"name": "The whole pipeline", "ansible.builtin.import_playbook": "playbooks/site.yml"}]
-    stages = [play["ansible.builtin.import_playbook"] for play in load("playbooks/site.yml")]
+    plays = load("playbooks/site.yml")
+    stages = [play["ansible.builtin.import_playbook"] for play in plays]
     assert stages == ["discover.yml", "prepare_hosts.yml", "nova_config.yml", "placement.yml", "validate.yml"]
+    assert [play["tags"] for play in plays] == [[stage[: -len(".yml")]] for stage in stages]
