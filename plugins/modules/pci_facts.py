@@ -77,7 +77,7 @@ ansible_facts:
           C(subsystem_vendor_id), C(subsystem_product_id) (4 lowercase hex), C(class_code) (6 lowercase hex),
           C(vendor_name), C(product_name) (null without a PCI ID database), C(driver), C(numa_node)
           (null when the kernel reports -1), C(iommu_group), C(physfn) (the PF of a VF), C(sriov_totalvfs),
-          C(sriov_numvfs), C(sriov_vfs), C(mdev_types) (each with C(type), C(name), C(available_instances),
+          C(sriov_numvfs), C(sriov_vf_product_id) (the device ID of the VFs a PF makes, from C(sriov_vf_device)), C(sriov_vfs), C(mdev_types) (each with C(type), C(name), C(available_instances),
           C(device_api), C(description), C(mechanism)), C(current_vgpu_type), C(is_boot_vga), C(mig) (null, or
           C(mode_current), C(mode_pending), C(gpu_instances)), C(iommu_group_peers) (the other endpoints of the
           IOMMU group), C(passthrough_viable) and C(passthrough_note).

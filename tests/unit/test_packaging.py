@@ -79,3 +79,15 @@ def test_site_yml_at_the_root_runs_the_shipped_playbook():
     stages = [play["ansible.builtin.import_playbook"] for play in plays]
     assert stages == ["discover.yml", "prepare_hosts.yml", "nova_config.yml", "placement.yml", "validate.yml"]
     assert [play["tags"] for play in plays] == [[stage[: -len(".yml")]] for stage in stages]
+
+
+def test_no_shipped_doc_points_at_a_file_the_collection_does_not_ship():
+    """Docs stand alone: no reference to a design file outside the collection."""
+    cited = []
+    for directory in ("docs", "."):
+        for name in sorted(os.listdir(os.path.join(REPO, directory))):
+            if name.endswith(".md"):
+                with open(os.path.join(REPO, directory, name)) as handle:
+                    if "DESIGN" in handle.read():
+                        cited.append(os.path.join(directory, name))
+    assert cited == []

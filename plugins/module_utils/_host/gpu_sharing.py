@@ -24,16 +24,33 @@ def _selected(entry, devices: list[dict]) -> list[str]:
     )
 
 
+def _vf_makers(entry, devices: list[dict]) -> list[str]:
+    """For an entry that describes VFs (``device_type: type-VF``): the PFs whose VFs it describes, by the
+    VF device ID each PF reports (``sriov_vf_product_id``), so ``sriov_numvfs`` can create them."""
+    if entry.device_type != "type-VF":
+        return []
+    return sorted(
+        naming.normalize_address(d["address"])
+        for d in devices
+        if not d.get("physfn")
+        and d.get("vendor_id") == entry.vendor_id
+        and d.get("sriov_vf_product_id") == entry.product_id
+        and entry.matches_address(d["address"])
+    )
+
+
 def host_plan(devices: list[dict], policy_raw: object) -> dict:
     """``{"sriov": [{devices, numvfs, entry}], "vgpu": [{devices, type, vfs, entry}], "mig": [{address,
     layout, entry}]}`` for one host; raises PolicyError for an invalid policy."""
     plan: dict[str, list[dict]] = {"sriov": [], "vgpu": [], "mig": []}
     for entry in parse_policy(policy_raw, option="accel_device_policy"):
         addresses = _selected(entry, devices or [])
+        makers = _vf_makers(entry, devices or []) if entry.sriov_numvfs is not None else []
+        if entry.sriov_numvfs is not None and (addresses or makers):
+            pfs = sorted(set(addresses) | set(makers))
+            plan["sriov"].append({"devices": pfs, "numvfs": entry.sriov_numvfs, "entry": entry.name})
         if not addresses:
             continue
-        if entry.sriov_numvfs is not None:
-            plan["sriov"].append({"devices": addresses, "numvfs": entry.sriov_numvfs, "entry": entry.name})
         if entry.vfs is not None and entry.mdev_type:
             plan["vgpu"].append({"devices": addresses, "type": entry.mdev_type, "vfs": entry.vfs, "entry": entry.name})
         if entry.mode == "mig":
