@@ -8,10 +8,10 @@ import re
 
 import yaml
 
+from ansible_collections.accel.openstack.plugins.filter.nova import FilterModule as NovaFilters
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import flavor_table, validate_flavors
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
-from ansible_collections.accel.openstack.plugins.filter.nova import FilterModule as NovaFilters
 from tests.support.fake_sysfs import build_root
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
