@@ -75,3 +75,19 @@ def test_the_keys_docs_give_for_nova_request_details_are_the_ones_it_returns():
     assert details["pcpu_fallback"] is True and len(details["queries"]) == 2
     numa = re.search(r"- `numa`: (.*?);\n- ", section, re.S).group(1)
     assert set(re.findall(r"`([a-z_]+)`", numa)) == set(details["numa"])
+
+
+def test_the_policy_error_docs_show_is_the_one_the_parser_gives():
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+
+    with open(os.path.join(REPO, "docs", "device-policy.md")) as handle:
+        text = handle.read()
+    shown = re.search(r"```\n(device policy entry .*?)\n```", text).group(1)
+    policy = _load("inventories/demo/group_vars/all/device_policy.yml")["accel_device_policy"][:3]
+    policy[2] = dict(policy[2], product_id="1eb")
+    try:
+        parse_policy(policy)
+    except PolicyError as exc:
+        assert shown in str(exc).splitlines() or shown == str(exc) or shown in exc.errors, (shown, str(exc))
+    else:
+        raise AssertionError("the policy docs show as bad was accepted")
