@@ -8,6 +8,9 @@ NOVA_VENV := .venv-nova
 # The newest ansible-core runs on Python 3.12 (its controller needs 3.12 or newer), beside 2.19 on 3.11.
 NEWEST_VENV := .venv-newest
 KOLLA_VENV := .venv-kolla
+# The real Ironic 39 and Cyborg 17 (Python 3.11), each in its own venv: they pin their own oslo libraries.
+IRONIC_VENV := .venv-ironic
+CYBORG_VENV := .venv-cyborg
 # Python 3.12 for the newest ansible-core and Kolla-Ansible 23: $PYTHON312, python3.12 on PATH, or pyenv's.
 PYTHON312 := $(shell tests/find_python.sh 3.12 2>/dev/null)
 KOLLA_PYTHON ?= $(PYTHON312)
@@ -24,13 +27,15 @@ export PATH := $(BIN):$(PATH)
 export ACCEL_PLACEMENT_VENV := $(CURDIR)/$(PLACEMENT_VENV)
 export ACCEL_NOVA_VENV := $(CURDIR)/$(NOVA_VENV)
 export ACCEL_KOLLA_VENV := $(CURDIR)/$(KOLLA_VENV)
+export ACCEL_IRONIC_VENV := $(CURDIR)/$(IRONIC_VENV)
+export ACCEL_CYBORG_VENV := $(CURDIR)/$(CYBORG_VENV)
 PYTEST_ARGS ?=
 # Both cores for the integration tests: each xdist worker starts its own Placement.
 INTEGRATION_WORKERS ?= 2
 
-.PHONY: help venv placement-venv nova-venv newest-venv kolla-venv collection demo demo-roots test lint ruff \
+.PHONY: help venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
-        clean benchmark differential-full differential-flavors names changelog
+        clean benchmark differential-full differential-flavors names audit-example browser changelog
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -70,10 +75,23 @@ $(KOLLA_VENV)/.stamp: requirements/kolla.txt
 	touch $@
 kolla-venv: $(KOLLA_VENV)/.stamp
 
+$(IRONIC_VENV)/.stamp: requirements/ironic.txt
+	$(PYTHON) -m venv $(IRONIC_VENV)
+	$(IRONIC_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/ironic.txt
+	touch $@
+ironic-venv: $(IRONIC_VENV)/.stamp
+
+$(CYBORG_VENV)/.stamp: requirements/cyborg.txt
+	$(PYTHON) -m venv $(CYBORG_VENV)
+	$(CYBORG_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/cyborg.txt
+	touch $@
+cyborg-venv: $(CYBORG_VENV)/.stamp
+
 # The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
-# pinned in requirements/nova.txt (run after changing those pins).
+# pinned in requirements/nova.txt, and Nova's extra-spec validator table (run after changing those pins).
 names: nova-venv
 	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
+	$(NOVA_VENV)/bin/python tests/support/gen_extra_specs.py
 
 # The repository root is the collection root; ansible finds it through this link.
 collection:
@@ -85,6 +103,10 @@ demo-roots: venv
 
 demo: venv placement-venv collection demo-roots
 	ACCEL_DEMO_DIR=$(DEMO_DIR) $(BIN)/python -m tests.support.run_demo
+
+# A hand-built GPU cloud with planted defects, audited read-only (docs/audit.md).
+audit-example: venv placement-venv collection
+	$(BIN)/python -m tests.support.audit_example
 
 ruff: venv
 	$(BIN)/ruff check .
@@ -119,7 +141,11 @@ hostile: venv collection
 unit-newest: newest-venv placement-venv nova-venv collection
 	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
 
-integration: venv placement-venv nova-venv kolla-venv collection
+# Debian's chromium renders the HTML report to a screenshot in the integration tests.
+browser:
+	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+
+integration: venv placement-venv nova-venv kolla-venv ironic-venv cyborg-venv collection browser
 	$(BIN)/python -m pytest tests/integration -n $(INTEGRATION_WORKERS) $(PYTEST_ARGS)
 
 molecule: venv collection
@@ -131,7 +157,7 @@ build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build
 
 clean:
-	rm -rf .build .demo .pytest_cache .ruff_cache
+	rm -rf .build .demo .audit-example .pytest_cache .ruff_cache
 
 differential-full: venv placement-venv collection
 	ACCEL_DIFFERENTIAL_CASES=1000 $(BIN)/python -m pytest tests/integration -k differential $(PYTEST_ARGS)
@@ -151,4 +177,7 @@ benchmark-solver: venv placement-venv collection
 benchmark-flavor-fit: venv collection
 	$(BIN)/python benchmarks/bench_flavor_fit.py
 
-benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit
+benchmark-audit: venv collection
+	$(BIN)/python benchmarks/bench_audit.py
+
+benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit benchmark-audit

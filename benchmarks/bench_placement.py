@@ -78,7 +78,7 @@ class Counted:
 def measure(auth: dict, specs: list[dict]) -> dict:
     counted = Counted(auth)
     start = time.perf_counter()
-    result = converge(counted.client, [ProviderSpec.from_dict(s) for s in specs])
+    result = converge(counted.client, [ProviderSpec.from_dict(s) for s in specs], simulate_compute=True)
     wall = time.perf_counter() - start
     calls = dict(counted.client.calls)
     total = sum(calls.values())
@@ -93,7 +93,8 @@ def through_ansible(auth: dict, specs: list[dict]) -> dict:
             handle.write(
                 "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
                 "    - name: Register\n      accel.openstack.placement_provider:\n"
-                "        providers: '{{ bench_providers }}'\n        auth_type: '{{ bench_auth.auth_type }}'\n"
+                "        providers: '{{ bench_providers }}'\n        simulate_compute: true\n"
+                "        auth_type: '{{ bench_auth.auth_type }}'\n"
                 "        auth: '{{ bench_auth.auth }}'\n"
             )
         start = time.perf_counter()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import (
     compute_flavor_keys,
     flavor_table,
@@ -31,13 +32,16 @@ def _validate_flavors(flavors, fleet, **options):
 
 def _compute_flavor_keys(flavor):
     try:
-        return compute_flavor_keys(flavor)
+        return compute_flavor_keys(inputs.plain(flavor, "compute_flavor_keys: flavor"))
     except AccelError as exc:
         raise AnsibleFilterError(f"compute_flavor_keys: {exc}") from exc
 
 
 def _flavor_table(result):
-    return flavor_table(result or {})
+    try:
+        return flavor_table(inputs.plain(result, "flavor_table: result") or {})
+    except AccelError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
 
 
 class FilterModule:

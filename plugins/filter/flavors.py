@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import FlavorError, translate
 
@@ -24,6 +25,11 @@ def nova_request(
     """``flavor | accel.openstack.nova_request(...)``: the query strings Nova sends for the flavor."""
     name = "nova_request"
     flavor = check(name, "flavor", flavor, "mapping")
+    image_properties = check(name, "image_properties", image_properties, "mapping", optional=True)
+    try:
+        flavor = inputs.flavor(flavor, 0, image_properties)
+    except inputs.FlavorInputError as exc:
+        raise AnsibleFilterError(f"{name}: {exc.msg}") from None
     pci_in_placement = check(name, "pci_in_placement", pci_in_placement, "boolean")
     boot_from_volume = check(name, "boot_from_volume", boot_from_volume, "boolean")
     details = check(name, "details", details, "boolean")

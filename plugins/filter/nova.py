@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.gpu_sharing import host_plan
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
     HostInput,
     Options,
@@ -22,11 +22,13 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.providers im
     nova_providers,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+from ansible_collections.accel.openstack.plugins.module_utils._nova.sharing_plan import host_plan
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
 
 
 def _facts_of(value, plugin: str = "nova", option: str = "facts") -> dict:
-    return dict(check(plugin, option, value, "mapping"))
+    """Discovery facts, checked by the input layer (a fact cache may hold anything)."""
+    return host_facts(check(plugin, option, value, "mapping"), f"{plugin}: {option}")
 
 
 def _common(plugin: str, facts, policy, hostname, report_in_placement) -> tuple[dict, list, str, bool]:
@@ -107,10 +109,14 @@ def nova_compute_conf(facts, policy, hostname, report_in_placement=False):
     return render_text(rendering.compute[hostname])
 
 
+@filter_errors
 def gpu_sharing_plan(devices, policy):
     """``accel_pci_devices | accel.openstack.gpu_sharing_plan(policy)``: sriov_vfs/nvidia_vgpu/nvidia_mig calls."""
     if not isinstance(devices, list):
         raise AnsibleFilterError("gpu_sharing_plan: expected accel_pci_devices (a list) as input")
+    devices = check("gpu_sharing_plan", "accel_pci_devices", devices, "list")
+    host_facts({"accel_pci_devices": devices}, "gpu_sharing_plan")
+    policy = check("gpu_sharing_plan", "policy", policy, "list")
     try:
         return host_plan(devices, policy)
     except PolicyError as exc:

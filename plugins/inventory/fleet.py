@@ -189,6 +189,7 @@ from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 from ansible.plugins.loader import cache_loader
 
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet_inventory import (
     FACT_KEYS,
     InventoryError,
@@ -233,9 +234,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         data = None
         if use_cache:
             try:
-                data = self._cache[cache_key]
+                data = inputs.inventory_data(self._cache[cache_key], "the inventory cache")
             except KeyError:
                 update_cache = True
+            except inputs.InputError as exc:
+                # A cache entry this plugin did not write is not trusted: the sources are read again.
+                self.display.warning(f"{NAME} ({path}): {exc.msg}; reading the sources again")
+                data, update_cache = None, True
         try:
             settings = Settings(
                 prefix=self.get_option("group_prefix"),
@@ -296,9 +301,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 except KeyError:
                     continue
                 if entry is not None:
-                    facts[host] = entry
+                    facts[host] = inputs.discovery_entry(entry, f"the fact cache entry of {host}")
         except InventoryError:
             raise
+        except inputs.InputError as exc:
+            raise InventoryError(
+                f"{exc.msg}; run playbooks/discover.yml for that host again to rewrite its facts"
+            ) from None
         except Exception as exc:
             raise InventoryError(
                 f"the fact cache ({plugin} at {connection}) could not be read: {exc}; check fact_cache_plugin "
@@ -323,6 +332,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             )
             from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
                 HAS_OPENSTACKSDK,
+                credential_problems,
                 placement_client,
                 redact,
             )
@@ -341,8 +351,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 "connection options"
             )
         # An inventory has no no_log: secrets are taken out of every message it raises.
+        problems = credential_problems(params)
+        if problems:
+            raise InventoryError(redact("; ".join(problems), params))
         try:
-            return fleet_snapshot(placement_client(params))
+            return inputs.placement_snapshot(fleet_snapshot(placement_client(params)), "Placement's answer")
+        except inputs.InputError as exc:
+            raise InventoryError(redact(f"{exc.msg}. {self._placement_fix(params)}", params)) from None
         except PlacementError as exc:
             raise InventoryError(redact(f"{exc} {self._placement_fix(params)}", params)) from None
         except Exception as exc:  # openstacksdk's config and keystoneauth errors

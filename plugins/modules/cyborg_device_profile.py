@@ -83,7 +83,10 @@ actions:
   sample: [create]
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._placement.cyborg import CyborgClient, converge_profile
+from ansible_collections.accel.openstack.plugins.module_utils._cyborg.device_profiles import (
+    CyborgClient,
+    converge_profile,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
 

@@ -110,6 +110,16 @@ ansible_facts:
     accel_kernel_cmdline:
       description: The running kernel's command line (C(/proc/cmdline)).
       type: str
+    accel_boot_state:
+      description:
+        - What the shared-GPU restore unit (M(accel.openstack.gpu_boot_unit)) found at the last boot, from
+          C(/var/lib/accel-openstack/boot-state.json); null when the unit has not run on this root.
+        - C(status) is V(ok) when the host matched its recorded state (VFs, MIG mode and instances, vGPU types,
+          the mediated devices instances hold), V(failed) when something is missing or the restore stopped,
+          V(unknown) when the file is not a boot state; C(missing) lists one sentence per missing item,
+          C(message) says why the restore stopped, C(time) when it ran (UTC).
+      type: dict
+      sample: {status: ok, missing: [], message: null, time: "2026-01-01T06:00:00Z"}
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover

@@ -12,6 +12,9 @@ description:
   - Covers all providers, one tree (O(tree)), or the providers whose names match O(name).
   - Reads the provider list once, then per provider its inventories, aggregates and (when it has
     inventories) usages; traits come from one filtered list per trait in use when that is fewer calls.
+  - The snapshot also lists every custom resource class and custom trait that exists in Placement, used
+    by a provider or not (RV(fleet.resource_classes), RV(fleet.traits)). The solver answers a query for
+    such a name with no candidate, as Placement does, instead of refusing an unknown name.
 version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
@@ -26,6 +29,14 @@ options:
     type: str
   usages:
     description: Whether to read usages (one call per provider that has inventories).
+    type: bool
+    default: true
+  details:
+    description:
+      - V(false) reads only the provider list (one call, or one per exact O(name) when fewer than 10) and
+        returns each provider's C(uuid), C(name), C(parent_provider_uuid) and C(root_provider_uuid) only,
+        to see which providers exist (the placement role waits for nova-compute's providers this way).
+        That is not a fleet snapshot; do not give it to the solver lookups.
     type: bool
     default: true
   query:
@@ -75,6 +86,14 @@ fleet:
         inventories, usages, traits and aggregates.
       type: list
       elements: dict
+    resource_classes:
+      description: Every custom resource class that exists in Placement, whether a provider has it or not.
+      type: list
+      elements: str
+    traits:
+      description: Every custom trait that exists in Placement, whether a provider has it or not.
+      type: list
+      elements: str
   sample:
     resource_providers:
       - uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a
@@ -86,6 +105,8 @@ fleet:
         usages: {VCPU: 8}
         traits: [COMPUTE_NODE]
         aggregates: []
+    resource_classes: [CUSTOM_NVIDIA_H100, CUSTOM_VGPU_A16_4Q]
+    traits: [CUSTOM_GPU_HOST, CUSTOM_GPU_NVLINK]
 query_result:
   description: The value of O(query) applied to the snapshot.
   returned: when query is given
@@ -119,6 +140,7 @@ class PlacementInfoModule(OpenStackModule):
         "name": {"type": "list", "elements": "str"},
         "tree": {"type": "str"},
         "usages": {"type": "bool", "default": True},
+        "details": {"type": "bool", "default": True},
         "query": {"type": "str"},
     }
     module_kwargs = {"mutually_exclusive": [("name", "tree")]}
@@ -134,7 +156,9 @@ class PlacementInfoModule(OpenStackModule):
                 raise AccelError(
                     f"query {self.params['query']!r} is not valid JMESPath ({exc}); fix the expression"
                 ) from exc
-        fleet = fleet_snapshot(self.placement, self.params["name"], self.params["tree"], self.params["usages"])
+        fleet = fleet_snapshot(
+            self.placement, self.params["name"], self.params["tree"], self.params["usages"], self.params["details"]
+        )
         result = {"changed": False, "fleet": fleet}
         if query is not None:
             result["query_result"] = query.search(fleet)

@@ -19,6 +19,16 @@ description:
     read, up to O(max_retries) times, so concurrent runs end with the union of their declarations.
   - With many providers (10 or more) the provider list is read once and traits and aggregates are
     checked with one filtered list per distinct declared set, so an unchanged provider costs one read.
+  - Ownership. nova-compute owns the providers of its compute-node trees (the root named after the
+    hypervisor hostname with trait C(COMPUTE_NODE), its PCI and vGPU children with C(OWNER_NOVA)).
+    Unless O(simulate_compute=true), the task refuses, before any write, to create a provider in such
+    a tree or a root that looks like a compute node (trait C(COMPUTE_NODE), or C(VCPU), C(PCPU),
+    C(MEMORY_MB) or C(DISK_GB) inventory without C(MISC_SHARES_VIA_AGGREGATE)), and to rename,
+    re-parent, delete or change the inventories of a Nova provider, remove its traits or aggregates,
+    add standard traits to it, or add traits to a PCI provider (Nova replaces those with its
+    C([pci] device_spec) tags at every update). Adding custom traits to a compute node root or a vGPU
+    provider, where Nova keeps them, and adding aggregates are allowed. A declaration that matches
+    what Nova reported writes nothing and is never refused.
 version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
@@ -82,6 +92,15 @@ options:
     description: How many times a provider is re-read and rewritten after a generation conflict.
     type: int
     default: 5
+  simulate_compute:
+    description:
+      - V(false) (a real cloud) refuses every write that would play nova-compute (see the ownership
+        rule above); it costs one filtered provider list per task.
+      - V(true) lets the task create and rewrite compute node providers and their children, for a
+        Placement where no nova-compute runs (the demo, tests). Never set it against a cloud whose
+        nova-compute reports to the same Placement.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - accel.openstack.openstack
 attributes:
@@ -94,10 +113,11 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Add a GPU provider under the compute node, as nova-compute would report it
+- name: Add a GPU provider under the compute node, playing nova-compute on a Placement without it
   accel.openstack.placement_provider:
     auth_type: admin_token
     auth: {endpoint: "http://127.0.0.1:8778", token: "admin"}
+    simulate_compute: true
     name: gpu-node-1_0000:41:00.0
     parent: gpu-node-1
     inventories:
@@ -110,9 +130,10 @@ EXAMPLES = r"""
     name: gpu-node-1
     traits: [CUSTOM_GPU_HOST]
 
-- name: Register a whole tree in one call
+- name: Register a whole simulated tree in one call (no nova-compute runs against this Placement)
   accel.openstack.placement_provider:
-    cloud: mycloud
+    cloud: lab
+    simulate_compute: true
     providers:
       - name: gpu-node-2
         inventories: {VCPU: 64, MEMORY_MB: 515072, DISK_GB: 1800}
@@ -121,9 +142,10 @@ EXAMPLES = r"""
         inventories: {CUSTOM_PCI_10DE_2331: 1}
         traits: [CUSTOM_NVIDIA_H100]
 
-- name: Remove a provider (refused while it has allocations)
+- name: Remove a simulated provider (refused while it has allocations)
   accel.openstack.placement_provider:
-    cloud: mycloud
+    cloud: lab
+    simulate_compute: true
     name: retired-node_0000:41:00.0
     state: absent
 """
@@ -186,6 +208,7 @@ class PlacementProviderModule(OpenStackModule):
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
         "providers": {"type": "list", "elements": "dict"},
         "max_retries": {"type": "int", "default": 5},
+        "simulate_compute": {"type": "bool", "default": False},
     }
     module_kwargs = {
         "mutually_exclusive": [("providers", "name"), ("providers", "uuid")],
@@ -205,7 +228,13 @@ class PlacementProviderModule(OpenStackModule):
             ]
         else:
             specs = [ProviderSpec.from_dict({key: self.params[key] for key in SPEC_KEYS})]
-        return converge(self.placement, specs, self.check_mode, self.params["max_retries"])
+        return converge(
+            self.placement,
+            specs,
+            self.check_mode,
+            self.params["max_retries"],
+            simulate_compute=self.params["simulate_compute"],
+        )
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 
 EXPECTED = {
     "mapping": "a mapping (dict)",
@@ -54,6 +55,10 @@ def type_name(value: object) -> str:
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return "a whole number of more than 19 digits"
+    if isinstance(value, str) and len(value) > 60:
+        return repr(value[:57]) + "..."
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -82,7 +87,12 @@ def check(plugin: str, option: str, value, kind: str, minimum: int | None = None
     elif kind == "integer":
         ok = isinstance(value, int) and not isinstance(value, bool)
         if not ok and isinstance(value, str) and value.strip().isascii() and value.strip().lstrip("-").isdigit():
-            ok, converted = True, int(value)
+            ok, converted = True, value.strip()
+        if ok:
+            try:
+                converted = inputs.integer(converted, f"{plugin}: {option}", None, None)
+            except inputs.InputError as exc:
+                raise ArgumentTypeError(exc.msg, option=option) from None
         if ok and minimum is not None and converted < minimum:
             raise ArgumentTypeError(f"{plugin}: {option} is {converted}; give {minimum} or more")
     else:  # pragma: no cover - a programming error, not an input error
@@ -92,6 +102,13 @@ def check(plugin: str, option: str, value, kind: str, minimum: int | None = None
             f"{plugin}: {option} is {type_name(value)} ({_shown(value)}); expected {EXPECTED[kind]}",
             option=option,
         )
+    if kind in ("mapping", "list", "query", "string"):
+        # Plain data from here on: ansible-core's tagged values and lazy templates copied out, with
+        # nesting, size and numbers bounded (plugin_utils/inputs.py).
+        try:
+            converted = inputs.plain(converted, f"{plugin}: {option}")
+        except inputs.InputError as exc:
+            raise ArgumentTypeError(exc.msg, option=option) from None
     return converted
 
 

@@ -28,11 +28,15 @@ from urllib.parse import urlencode
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom, is_custom_name, normalize
+from ansible_collections.accel.openstack.plugins.module_utils._names.extra_specs import (
+    VALIDATORS as EXTRA_SPEC_VALIDATORS,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
+from ansible_collections.accel.openstack.plugins.plugin_utils.extra_specs import nova_refusal
 
 MAX_PLACEMENT_RESULTS = 1000
 # ResourceRequest.XS_KEYPAT: 'resources' or 'trait', an optional group suffix, ':', the name.
@@ -490,9 +494,22 @@ def _validate_spec(name: str, key: str, value: str) -> None:
 
 
 def _validate_extra_specs(name: str, specs: dict[str, str]) -> None:
-    """The checks nova-api (microversion 2.86+) makes when the extra specs are set, key by key."""
+    """The checks nova-api (microversion 2.86+) makes when the extra specs are set, key by key: the keys
+    the translation reads with their own fixes first, then every key against Nova's registry."""
     for key, value in specs.items():
         _validate_spec(name, key, value)
+        refused = nova_refusal(key, value)
+        if refused:
+            namespace = key.split(":", 1)[0]
+            known = sorted(n for n, *_rest in EXTRA_SPEC_VALIDATORS if n.startswith(namespace + ":"))
+            raise _refuse(
+                name,
+                f"extra_specs {key!r}",
+                refused,
+                "is refused by Nova 34 when a flavor is created or its extra specs are set (microversion 2.86+); "
+                "a flavor that already holds it still boots, but cannot be edited: remove or correct the key",
+                suggest(key, known) if "does not appear" in refused else [],
+            )
 
 
 def _cpu_mask(name: str, text: str, vcpus: int) -> set[int]:

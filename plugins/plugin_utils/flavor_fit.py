@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
-from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters
 from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
     Fleet,
@@ -569,43 +569,30 @@ class FlavorFit:
                 "did_you_mean": suggest(missing_root[0], fleet.by_trait),
             }
         disabled = nova_filters.DISABLED_TRAIT
-        if disabled in request.root_forbidden:
-            relaxed = dataclasses.replace(request, root_forbidden=request.root_forbidden - {disabled})
-            if any(
-                self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled}))
-                for r in requests
-            ):
-                count = len(fleet.by_trait.get(disabled, ()))
-                return {
-                    "code": "hosts_disabled",
-                    "detail": (
-                        f"it fits only on hosts whose compute service is disabled ({count} host(s) carry {disabled})"
-                    ),
-                    "did_you_mean": [],
-                }
-        else:
-            relaxed = request
-        unforbidden = dataclasses.replace(
-            relaxed,
-            root_forbidden=relaxed.root_forbidden & {disabled},
-            groups={s: dataclasses.replace(g, forbidden=frozenset()) for s, g in relaxed.groups.items()},
-        )
+        if disabled in request.root_forbidden and any(
+            self._fits_somewhere(dataclasses.replace(r, root_forbidden=r.root_forbidden - {disabled})) for r in requests
+        ):
+            count = len(fleet.by_trait.get(disabled, ()))
+            return {
+                "code": "hosts_disabled",
+                "detail": (
+                    f"it fits only on hosts whose compute service is disabled ({count} host(s) carry {disabled})"
+                ),
+                "did_you_mean": [],
+            }
+        # The traits are relaxed in every query Nova sends together (a dedicated flavor's PCPU query and its
+        # VCPU fallback): a trait missing behind the fallback is a missing trait, not usage.
         forbidden = sorted(
             set(request.root_forbidden - {disabled}).union(*(g.forbidden for g in request.groups.values()))
         )
-        if forbidden and self._fits_somewhere(unforbidden):
+        if forbidden and any(self._fits_somewhere(_unforbidden(r)) for r in requests):
             return {
                 "code": "forbidden_trait",
                 "detail": f"every host with room carries a forbidden trait ({', '.join(forbidden)})",
                 "did_you_mean": [],
             }
         required = sorted(set(request.root_required).union(*(t for g in request.groups.values() for t in g.required)))
-        unrequired = dataclasses.replace(
-            request,
-            root_required=frozenset(),
-            groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
-        )
-        if required and self._fits_somewhere(unrequired):
+        if required and any(self._fits_somewhere(_unrequired(r)) for r in requests):
             return {
                 "code": "missing_trait",
                 "detail": f"no host with room has the required trait(s) where they are needed ({', '.join(required)})",
@@ -628,6 +615,24 @@ class FlavorFit:
             "detail": "it is larger than any host, even an empty one",
             "did_you_mean": [],
         }
+
+
+def _unforbidden(request: Request) -> Request:
+    """The request without any forbidden trait (that only disabled hosts would fit was ruled out before)."""
+    return dataclasses.replace(
+        request,
+        root_forbidden=frozenset(),
+        groups={s: dataclasses.replace(g, forbidden=frozenset()) for s, g in request.groups.items()},
+    )
+
+
+def _unrequired(request: Request) -> Request:
+    """The request without its required traits."""
+    return dataclasses.replace(
+        request,
+        root_required=frozenset(),
+        groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
+    )
 
 
 def _check_group_names(fleet: Fleet, group) -> None:
@@ -722,8 +727,64 @@ def _one_device(request: Request) -> Request:
     )
 
 
+# What a flavor's evaluation may raise beyond the collection's own errors, reported for that flavor alone.
+_EVALUATION_ERRORS = (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, RecursionError)
+
+
+def checked_fit(fit: FlavorFit, flavor, index: int) -> dict:
+    """``fit.check`` on a flavor that passed the input layer (``inputs.flavor``); a refusal of that layer,
+    a search over its budget or an unexpected error is that flavor's report, never the whole lookup's."""
+    try:
+        flavor = inputs.flavor(flavor, index, fit.options.image_properties)
+    except inputs.FlavorInputError as exc:
+        report = _input_report(fit, exc.name, index)
+        if exc.code == "too_big":
+            report.update(outcome="no_host", message=exc.msg)
+            report["reason"] = {"code": "too_big", "detail": exc.msg, "did_you_mean": []}
+            report["why_not"] = {n: exc.msg for n in report["max_instances"]}
+            return report
+        return fit._refused(report, exc.msg, [])
+    try:
+        return fit.check(flavor)
+    except TooCombinatorial as exc:
+        detail = f"flavor {flavor.get('name')!r}: {exc}"
+    except _EVALUATION_ERRORS as exc:
+        detail = (
+            f"flavor {flavor.get('name')!r} could not be evaluated ({type(exc).__name__}: {str(exc)[:200]}); "
+            "this is a limit of the collection's model, not Nova's answer"
+        )
+    report = _input_report(fit, flavor.get("name"), index)
+    report.update(outcome="scheduler_error", message=detail)
+    report["reason"] = {"code": "scheduler_error", "detail": detail, "did_you_mean": []}
+    report["why_not"] = {n: detail for n in report["max_instances"]}
+    return report
+
+
+def _input_report(fit: FlavorFit, name, index: int) -> dict:
+    return {
+        "name": name if isinstance(name, str) else f"flavors[{index}]",
+        "outcome": None,
+        "status": None,
+        "message": "",
+        "queries": [],
+        "hosts": [],
+        "max_instances": dict.fromkeys(fit.names, 0),
+        "fleet_max_instances": 0,
+        "why_not": {},
+        "reason": None,
+        "after_filters": {"hosts": [], "removed": {}},
+    }
+
+
 def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
-    """One report per flavor (see the module docstring); raises FitOptionError only for bad options."""
+    """One report per flavor (see the module docstring); raises FitOptionError only for bad options.
+
+    Options, the fleet and each flavor pass the input layer (``inputs.py``) first."""
+    try:
+        options = inputs.plain(options, "options")
+        snapshot = inputs.fleet_snapshot(snapshot)
+    except inputs.InputError as exc:
+        raise FitOptionError(exc.msg) from None
     checked = FitOptions.checked(**options)
     if not isinstance(flavors, list | tuple):
         flavors = [flavors]
@@ -731,4 +792,4 @@ def flavor_fit(flavors, snapshot: Mapping, **options) -> list[dict]:
         raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
     with gc_paused():
         fit = FlavorFit(snapshot, checked)
-        return [fit.check(flavor) for flavor in flavors]
+        return [checked_fit(fit, flavor, index) for index, flavor in enumerate(flavors)]

@@ -16,7 +16,11 @@ ok when, after Nova's modelled filters, it fits on at least ``min_hosts`` hosts 
 - ``gpu_image_properties``: a flavor with accelerators whose image lacks ``hw_machine_type=q35`` or
   ``hw_firmware_type=uefi`` (large PCI BARs need both);
 - ``scheduler_crash``: a ``dedicated`` flavor whose query Placement rejects (typically a misspelled
-  ``CUSTOM_`` trait) makes Nova 34's scheduler fail with a TypeError instead of NoValidHost.
+  ``CUSTOM_`` trait) makes Nova 34's scheduler fail with a TypeError instead of NoValidHost;
+- bare-metal flavors (see :func:`baremetal_findings`): ``baremetal_class_name`` (the node class written
+  without ``CUSTOM_``, in the wrong case or as Ironic spells it), ``baremetal_not_zeroed`` (``VCPU``,
+  ``MEMORY_MB`` or ``DISK_GB`` asked of a node that reports none), ``baremetal_units`` (more than the one
+  unit a node has).
 
 ``flavor_table(result)`` gives the lines a person reads: flavor | fits on | instances | why not / did
 you mean, then the findings.
@@ -25,17 +29,22 @@ you mean, then the findings.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
     GENERAL_CLASSES,
     FitOptionError,
     FitOptions,
     FlavorFit,
+    checked_fit,
 )
 
 ENTRY_KEYS = ("min_hosts", "expect", "image_properties", "boot_from_volume")
 GPU_IMAGE_PROPERTIES = {"hw_machine_type": "q35", "hw_firmware_type": "uefi"}
+_RESOURCE_KEY = re.compile(r"^resources([A-Za-z0-9_-]*):(.+)\Z")
 
 
 def _entry(index: int, entry) -> tuple[dict, int, str, dict]:
@@ -75,7 +84,102 @@ def _asks_accelerators(report: dict, fit: FlavorFit, flavor: Mapping) -> bool:
     return any(rc in query and rc not in GENERAL_CLASSES for query in report.get("queries") or [] for rc in devices)
 
 
+def baremetal_classes(fleet) -> set[str]:
+    """Custom classes only bare-metal nodes report: every provider with the class is a root without
+    children whose inventory of it is one unit (Nova's Ironic driver: total 1, max_unit 1)."""
+    parents = {p.parent for p in fleet.providers.values() if p.parent}
+    found = set()
+    for rc in fleet.by_class:
+        if not rc.startswith("CUSTOM_"):
+            continue
+        holders = [p for p in fleet.providers.values() if rc in p.inventories]
+        if holders and all(
+            p.parent is None
+            and p.uuid not in parents
+            and p.inventories[rc].total == 1
+            and p.inventories[rc].max_unit == 1
+            for p in holders
+        ):
+            found.add(rc)
+    return found
+
+
+def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[dict]:
+    """The classic mistakes of a bare-metal flavor against the fleet's bare-metal classes."""
+    if not classes:
+        return []
+    specs = flavor.get("extra_specs") or {}
+    if not isinstance(specs, Mapping):
+        return []
+    findings = []
+    asked = {}
+    for key, value in specs.items():
+        match = _RESOURCE_KEY.match(str(key))
+        if match:
+            asked[match.group(2)] = (key, value, match.group(1))
+    for rc, (key, value, suffix) in sorted(asked.items()):
+        if rc in classes or rc in GENERAL_CLASSES:
+            continue
+        meant = normalize(rc)
+        if meant in classes:
+            findings.append(
+                {
+                    "kind": "baremetal_class_name",
+                    "flavor": name,
+                    "message": f"{name} asks {key}, but Nova reports the bare-metal nodes' class as {meant} "
+                    "(CUSTOM_, then the Ironic resource class upper-cased, other characters as _)",
+                    "fix": f"openstack flavor unset --property {key} {name}; openstack flavor set --property "
+                    f"resources{suffix}:{meant}={value} {name}",
+                }
+            )
+    for rc, (key, value, _suffix) in sorted(asked.items()):
+        if rc not in classes:
+            continue
+        try:
+            amount = int(value)
+        except (TypeError, ValueError):
+            continue
+        if amount > 1:
+            findings.append(
+                {
+                    "kind": "baremetal_units",
+                    "flavor": name,
+                    "message": f"{name} asks {key}={value}, but a bare-metal node is one unit of {rc}: no node fits",
+                    "fix": f"openstack flavor set --property {key}=1 {name}",
+                }
+            )
+        sizes = {"VCPU": flavor.get("vcpus"), "MEMORY_MB": flavor.get("ram"), "DISK_GB": flavor.get("disk")}
+        unzeroed = [
+            std for std, size in sizes.items() if str(specs.get(f"resources:{std}", "")).strip() != "0" and size
+        ]
+        if unzeroed:
+            wanted = " ".join(f"--property resources:{std}=0" for std in unzeroed)
+            findings.append(
+                {
+                    "kind": "baremetal_not_zeroed",
+                    "flavor": name,
+                    "message": f"{name} asks {rc} but also {', '.join(unzeroed)} from its sizes, which bare-metal "
+                    "nodes do not report: no node fits",
+                    "fix": f"openstack flavor set {wanted} {name}",
+                }
+            )
+    return findings
+
+
+def _asks_baremetal(flavor: Mapping, classes: set[str]) -> bool:
+    specs = flavor.get("extra_specs") or {}
+    if not classes or not isinstance(specs, Mapping):
+        return False
+    return any((m := _RESOURCE_KEY.match(str(key))) and m.group(2) in classes for key in specs)
+
+
 def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
+    try:
+        options = inputs.plain(options, "options")
+        entries = inputs.plain(entries, "flavors")
+        snapshot = inputs.fleet_snapshot(snapshot)
+    except inputs.InputError as exc:
+        raise FitOptionError(exc.msg) from None
     base = FitOptions.checked(**options)
     if not isinstance(entries, list | tuple):
         raise FitOptionError("flavors must be a list of flavor dicts")
@@ -83,17 +187,21 @@ def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
         raise FitOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns as 'fleet')")
     fit = FlavorFit(snapshot, base)
     accelerator_hosts = _accelerator_hosts(fit)
+    nodes = baremetal_classes(fit.fleet)
     reports, findings = [], []
     for index, entry in enumerate(entries):
         flavor, min_hosts, expect, overrides = _entry(index, entry)
         fit.options = dataclasses.replace(base, **overrides) if overrides else base
-        report = fit.check(flavor)
+        report = checked_fit(fit, flavor, index)
         kept = report["after_filters"]["hosts"]
         report.update(min_hosts=min_hosts, expect=expect)
         report["ok"] = not kept if expect == "unplaceable" else len(kept) >= min_hosts
         reports.append(report)
         name = report["name"]
+        findings += baremetal_findings(name, flavor, nodes)
         gpu = _asks_accelerators(report, fit, flavor)
+        # A bare-metal flavor boots a whole node: the VM image properties do not apply.
+        whole_node = _asks_baremetal(flavor, nodes)
         if not gpu and report["outcome"] == "fits":
             landing = sorted(set(kept) & accelerator_hosts)
             if landing:
@@ -114,7 +222,7 @@ def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
                         ),
                     }
                 )
-        if gpu and report["outcome"] != "invalid_flavor":
+        if gpu and not whole_node and report["outcome"] != "invalid_flavor":
             image = fit.options.image_properties or {}
             lacking = {k: v for k, v in GPU_IMAGE_PROPERTIES.items() if str(image.get(k, "")).lower() != v}
             if lacking:

@@ -110,6 +110,9 @@ class Provider:
 # Placement's own lower bounds for each inventory field (its JSON schema): a snapshot that breaks them
 # was not read from Placement.
 _MINIMUMS = {"total": 1, "reserved": 0, "min_unit": 1, "max_unit": 1, "step_size": 1, "usage": 0}
+# Placement's inventory fields are 32-bit integers (its API schema's maximum); a usage sums allocations.
+_MAXIMUM = dict.fromkeys(("total", "reserved", "min_unit", "max_unit", "step_size"), 0x7FFFFFFF)
+_LARGEST = (1 << 63) - 1
 
 
 def _int(value, what: str, minimum: int | None = None) -> int:
@@ -121,8 +124,19 @@ def _int(value, what: str, minimum: int | None = None) -> int:
     ):
         raise FleetError(f"{what} must be an integer, got {type_name(value)} {value!r}")
     if minimum is not None and value < minimum:
-        raise FleetError(f"{what} is {int(value)}; Placement takes {minimum} or more")
+        raise FleetError(f"{what} is {_number(value)}; Placement takes {minimum} or more")
+    maximum = _MAXIMUM.get(what.rsplit(": ", 1)[-1], _LARGEST)
+    if value > maximum:
+        raise FleetError(f"{what} is {_number(value)}; Placement takes at most {maximum:,}")
     return int(value)
+
+
+def _number(value) -> str:
+    """A number for a message; one too large to print is described by its size."""
+    number = int(value)
+    if number.bit_length() <= 64:
+        return str(number)
+    return f"a number of about {int(number.bit_length() * 0.30103) + 1:,} digits"
 
 
 def _names(value, what: str) -> frozenset:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from ansible.errors import AnsibleLookupError
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
@@ -22,9 +23,8 @@ def run(lookup, terms, variables, kwargs, answer: Callable[[Fleet, Request], obj
     lookup.set_options(var_options=variables, direct=kwargs)
     name = getattr(lookup, "_load_name", "lookup").rsplit(".", 1)[-1]
     try:
-        for index, term in enumerate(terms):
-            check(name, f"term {index + 1}", term, "query")
-        fleet = Fleet.from_snapshot(lookup.get_option("fleet"))
+        terms = [check(name, f"term {index + 1}", term, "query") for index, term in enumerate(terms)]
+        fleet = Fleet.from_snapshot(inputs.fleet_snapshot(lookup.get_option("fleet")))
     except FleetError as exc:
         raise AnsibleLookupError(f"fleet: {exc}") from None
     except AccelError as exc:

@@ -11,9 +11,14 @@ host Placement returned. Four of them decide on facts the collection knows:
   host's device pools must hold every requested device (requests consume pools one after another).
 - ``NUMATopologyFilter``: pinned CPUs (``hw:cpu_policy`` dedicated or mixed) need dedicated CPUs in the
   host's NUMA cells: a host that reports only VCPU (returned by the VCPU fallback query) cannot pin; an
-  instance NUMA topology (pinned CPUs or ``hw:numa_nodes``) must fit the host cells, and its PCI
-  devices must come from those cells as the PCI NUMA affinity policy says (``required``: only those
-  cells; ``legacy``: those cells or devices without NUMA information; ``preferred``/``socket``: any).
+  instance NUMA topology (pinned CPUs or ``hw:numa_nodes``) must fit the host cells, each guest node on
+  its own host cell (a host with fewer cells than the guest has nodes is removed): memory, pinned CPUs
+  (plus one for an isolated emulator thread on the first node) from the cell's dedicated CPUs, shared
+  CPUs from its shared CPUs; its PCI devices must come from those cells as the PCI NUMA affinity policy
+  says (``required``: only those cells; ``legacy``: those cells or devices without NUMA information;
+  ``preferred``/``socket``: any). Nova tries every permutation of host cells; the model matches guest
+  nodes to host cells (augmenting paths) and tries only the sets of cells that hold devices, within the
+  solver's step budget; a host it cannot decide within the budget is removed, saying so.
 - ``AggregateInstanceExtraSpecsFilter``: every flavor extra spec that is unscoped or scoped
   ``aggregate_instance_extra_specs:`` must match the metadata of one of the host's aggregates, with
   Nova's operators (``=``, ``<in>``, ``<all-in>``, ``==``, ``!=``, ``>=``, ``<=``, ``s==``, ``s!=``,
@@ -23,7 +28,8 @@ host Placement returned. Four of them decide on facts the collection knows:
 Optional keys of a root provider record in the fleet snapshot feed these models (``nova_fleet`` writes
 them; a live snapshot from ``placement_info`` lacks them):
 
-- ``disabled``: bool, the compute service is disabled;
+- ``disabled``: bool (or one of Ansible's boolean words: ``"false"`` is false), the compute service is
+  disabled;
 - ``numa_cells``: ``[{"id": int, "pcpus": int, "vcpus": int, "memory_mb": int}]``, per host NUMA cell
   its dedicated CPUs (``cpu_dedicated_set``), shared CPUs and memory;
 - ``pci_pools``: ``[{"vendor_id", "product_id", "device_type", "numa_node", "count"}]``, the devices
@@ -40,6 +46,11 @@ import itertools
 import math
 import operator
 from collections.abc import Mapping
+
+from ansible.module_utils.parsing.convert_bool import BOOLEANS_TRUE
+
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 
 DISABLED_TRAIT = "COMPUTE_STATUS_DISABLED"
 AGGREGATE_SCOPE = "aggregate_instance_extra_specs"
@@ -132,8 +143,15 @@ def aggregate_filter(extra_specs: Mapping, metadata: Mapping[str, set[str]]) -> 
     return None
 
 
+def _disabled(value) -> bool:
+    """``disabled`` as a boolean: a string counts only as one of Ansible's true words (``"false"`` is false)."""
+    if isinstance(value, str):
+        return value.strip().lower() in BOOLEANS_TRUE
+    return value is True or (isinstance(value, int) and value == 1)
+
+
 def compute_filter(record: Mapping) -> str | None:
-    if record.get("disabled") or DISABLED_TRAIT in (record.get("traits") or ()):
+    if _disabled(record.get("disabled")) or DISABLED_TRAIT in (record.get("traits") or ()):
         return "ComputeFilter: the compute service is disabled (COMPUTE_STATUS_DISABLED)"
     return None
 
@@ -166,9 +184,15 @@ def _affine_pools(pools: list[dict], policy: str, cells: list[int] | None, count
     return pools
 
 
-def take_devices(pools, pci_requests, policy_of, cells: list[int] | None) -> str | None:
-    """Consume the requests from copies of the pools; None when all fit, else why not."""
-    free = [dict(p, count=int(p.get("count") or 0)) for p in pools or ()]
+def take_devices(pools, pci_requests, policy_of, cells: list[int] | None, consume: bool = False) -> str | None:
+    """Consume the requests from copies of the pools (from the pools themselves with ``consume``, which
+    then hold int counts); None when all fit, else why not."""
+    if consume:
+        for pool in pools:
+            pool["count"] = int(pool.get("count") or 0)
+        free = pools
+    else:
+        free = [dict(p, count=int(p.get("count") or 0)) for p in pools or ()]
     for request in pci_requests:
         count = int(request.get("count") or 1)
         specs = request.get("specs") or [{}]
@@ -206,9 +230,37 @@ def pci_passthrough_filter(record: Mapping, pci_requests, policy_of, pci_in_plac
     return f"PciPassthroughFilter: {why}" if why else None
 
 
-def _instance_cells(numa: Mapping, flavor: Mapping, pinned: int) -> list[dict] | None:
-    """The instance's NUMA cells ({pcpus, memory_mb} each), or None without an instance NUMA topology."""
-    nodes = numa.get("numa_nodes") or (flavor.get("extra_specs") or {}).get("hw:numa_nodes")
+def _cpu_list(text: str) -> set[int] | None:
+    """A guest CPU list (``"0-1,^0,3"``) as a set; None when it is not one (the translation refuses it)."""
+    if inputs.cpu_set_problem(text) is not None:
+        return None
+    chosen: set[int] = set()
+    excluded: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if part.startswith("^"):
+                excluded.add(int(part[1:]))
+            elif "-" in part:
+                low, high = (int(x) for x in part.split("-", 1))
+                chosen.update(range(low, high + 1))
+            else:
+                chosen.add(int(part))
+        except ValueError:
+            return None
+    return chosen - excluded
+
+
+def _instance_cells(numa: Mapping, flavor: Mapping) -> list[dict] | None:
+    """The instance's NUMA cells as Nova's numa_get_constraints builds them, each
+    ``{"pcpus": pinned CPUs, "cpus": shared CPUs, "memory_mb"}``; None without an instance NUMA topology.
+
+    CPUs and memory are split evenly in order (cell 0 gets the first CPUs) unless ``hw:numa_cpus.N`` and
+    ``hw:numa_mem.N`` assign them; the pinned CPUs of each cell are its CPUs in the dedicated set."""
+    specs = flavor.get("extra_specs") or {}
+    nodes = numa.get("numa_nodes") or specs.get("hw:numa_nodes")
     policy = numa.get("cpu_policy")
     if not nodes and policy not in _PINNED:
         return None
@@ -216,11 +268,35 @@ def _instance_cells(numa: Mapping, flavor: Mapping, pinned: int) -> list[dict] |
         count = max(int(nodes or 1), 1)
     except (TypeError, ValueError):
         count = 1
-    memory = int(flavor.get("ram") or 0)
-    return [
-        {"pcpus": math.ceil(pinned / count) if pinned else 0, "memory_mb": math.ceil(memory / count)}
-        for _n in range(count)
-    ]
+    if count > inputs.MAX_NUMA_CELLS:
+        count = inputs.MAX_NUMA_CELLS + 1  # more than any host has: fails on every host, without the work
+    vcpus = int(numa.get("vcpus") or flavor.get("vcpus") or 0)
+    memory = int(numa.get("memory_mb") or flavor.get("ram") or 0)
+    if policy == "dedicated":
+        pinned = set(range(vcpus))
+    elif policy == "mixed":
+        pinned = set(numa.get("dedicated_cpus") or ())
+    else:
+        pinned = set()
+    explicit = (
+        [(_cpu_list(str(specs.get(f"hw:numa_cpus.{n}", ""))), specs.get(f"hw:numa_mem.{n}")) for n in range(count)]
+        if count <= inputs.MAX_NUMA_CELLS and any(k.startswith("hw:numa_cpus.") for k in specs)
+        else None
+    )
+    cells = []
+    for index in range(min(count, inputs.MAX_NUMA_CELLS + 1)):
+        if explicit and explicit[index][0] is not None and explicit[index][1] is not None:
+            cpus = explicit[index][0]
+            try:
+                cell_memory = int(explicit[index][1])
+            except (TypeError, ValueError):
+                cell_memory = memory // count
+        else:
+            per = vcpus // count
+            cpus = set(range(index * per, (index + 1) * per))
+            cell_memory = memory // count
+        cells.append({"pcpus": len(cpus & pinned), "cpus": len(cpus - pinned), "memory_mb": cell_memory})
+    return cells
 
 
 def pinned_cpus(numa: Mapping, flavor: Mapping) -> int:
@@ -233,7 +309,7 @@ def pinned_cpus(numa: Mapping, flavor: Mapping) -> int:
         pinned = vcpus
     elif policy == "mixed":
         mask = numa.get("cpu_dedicated_mask") or (flavor.get("extra_specs") or {}).get("hw:cpu_dedicated_mask")
-        pinned = _mask_size(mask, vcpus)
+        pinned = len(_cpu_list(str(mask)) or ()) if mask else 0
     else:
         return 0
     if numa.get("emulator_threads_policy") == "isolate":
@@ -241,26 +317,65 @@ def pinned_cpus(numa: Mapping, flavor: Mapping) -> int:
     return pinned
 
 
-def _mask_size(mask, vcpus: int) -> int:
-    if not mask:
-        return 0
-    text = str(mask)
-    negate = text.startswith("^")
-    chosen: set[int] = set()
-    for part in text.lstrip("^").split(","):
-        part = part.strip()
-        if "-" in part:
-            low, high = part.split("-", 1)
-            chosen.update(range(int(low), int(high) + 1))
-        elif part:
-            chosen.add(int(part))
-    return vcpus - len(chosen) if negate else len(chosen)
+def _cell_fits(host: Mapping, want: Mapping, reserved: int) -> bool:
+    """Nova's _numa_fit_instance_cell on an empty host cell: memory, pinned CPUs (plus the emulator
+    thread's reserved CPU on the first cell) from the cell's dedicated CPUs, shared CPUs from its shared
+    CPUs (allocation ratios of 1 or more never make a single instance fail where the counts pass)."""
+    if int(host.get("memory_mb") or 0) < want["memory_mb"]:
+        return False
+    if want["pcpus"] and want["pcpus"] + reserved > int(host.get("pcpus") or 0):
+        return False
+    return not want["cpus"] or want["cpus"] <= int(host.get("vcpus") or 0)
 
 
-def numa_topology_filter(record: Mapping, req, flavor: Mapping, policy_of) -> str | None:
+def _augment(start: int, compatible: list[list[int]], owner: list, allowed, budget: Budget, describe) -> bool:
+    """One augmenting path from instance cell ``start`` (iterative depth-first search): a host cell once
+    matched stays matched, to another instance cell perhaps."""
+    seen: set[int] = set()
+    stack = [(start, iter(compatible[start]))]
+    via: list[int] = []  # the host cell taken at each level of the stack
+    while stack:
+        _cell, choices = stack[-1]
+        for host in choices:
+            budget.spend(1, describe)
+            if host in seen or (allowed is not None and host not in allowed):
+                continue
+            seen.add(host)
+            via.append(host)
+            if owner[host] is None:
+                for (cell, _choices), taken in zip(stack, via, strict=True):
+                    owner[taken] = cell
+                return True
+            stack.append((owner[host], iter(compatible[owner[host]])))
+            break
+        else:
+            stack.pop()
+            if via:
+                via.pop()
+    return False
+
+
+def _match(compatible: list[list[int]], forced: tuple[int, ...], hosts: int, budget: Budget, describe):
+    """The host cells of a matching that gives every instance cell its own compatible host cell and uses
+    every host cell of ``forced``; None when there is none."""
+    owner: list[int | None] = [None] * hosts
+    if forced:
+        allowed = set(forced)
+        for cell in range(len(compatible)):
+            _augment(cell, compatible, owner, allowed, budget, describe)
+        if any(owner[host] is None for host in forced):
+            return None
+    matched = {cell for cell in owner if cell is not None}
+    for cell in range(len(compatible)):
+        if cell not in matched and not _augment(cell, compatible, owner, None, budget, describe):
+            return None
+    return [host for host, cell in enumerate(owner) if cell is not None]
+
+
+def numa_topology_filter(record: Mapping, req, flavor: Mapping, policy_of, budget: Budget | None = None) -> str | None:
     numa = getattr(req, "numa", None) or {}
     pinned = pinned_cpus(numa, flavor)
-    cells_wanted = _instance_cells(numa, flavor, pinned)
+    cells_wanted = _instance_cells(numa, flavor)
     if cells_wanted is None:
         return None
     host_pcpu = (record.get("inventories") or {}).get("PCPU")
@@ -272,29 +387,54 @@ def numa_topology_filter(record: Mapping, req, flavor: Mapping, policy_of) -> st
         )
     if not host_cells:
         return None
+    wanted = len(cells_wanted)
+    shape = [(c["pcpus"], c["cpus"], c["memory_mb"]) for c in cells_wanted[:4]]
+    listed = [(c.get("id"), c.get("pcpus"), c.get("vcpus"), c.get("memory_mb")) for c in host_cells[:8]]
+    cells_text = f"{listed}{' ...' if len(host_cells) > 8 else ''} as (id, pcpus, vcpus, MB)"
+    if len(host_cells) < wanted:
+        return f"NUMATopologyFilter: the guest asks {wanted} NUMA node(s); the host has {len(host_cells)} NUMA cell(s)"
+    emulator = 1 if numa.get("emulator_threads_policy") == "isolate" and numa.get("cpu_policy") in _PINNED else 0
+    compatible = [
+        [h for h, host in enumerate(host_cells) if _cell_fits(host, want, emulator if index == 0 else 0)]
+        for index, want in enumerate(cells_wanted)
+    ]
+    unfit = (
+        "NUMATopologyFilter: no {} host NUMA cell(s) hold the guest's cells {}{} (cells: {})".format(
+            wanted, shape, " ..." if wanted > 4 else "", cells_text
+        )
+        + " as (pinned CPUs, shared CPUs, MB)"
+    )
+    if any(not hosts for hosts in compatible):
+        return unfit.replace(" (cells:", ", one or more fit none of them (cells:", 1)
+    budget = budget or Budget()
+
+    def describe() -> tuple[str, int]:
+        size = min(math.perm(len(host_cells), wanted), 10**18)
+        return (f"{wanted} guest NUMA node(s) over {len(host_cells)} host NUMA cell(s)", size)
+
     pools = record.get("pci_pools")
     pci_requests = list(getattr(req, "pci_requests", None) or [])
-    best = None
-    for chosen in itertools.permutations(host_cells, len(cells_wanted)):
-        short = [
-            cell
-            for cell, want in zip(chosen, cells_wanted, strict=True)
-            if int(cell.get("pcpus") or 0) < want["pcpus"] or int(cell.get("memory_mb") or 0) < want["memory_mb"]
-        ]
-        if short:
-            best = best or (
-                f"NUMATopologyFilter: no {len(cells_wanted)} host NUMA cell(s) hold "
-                f"{cells_wanted[0]['pcpus']} dedicated CPU(s) and {cells_wanted[0]['memory_mb']} MB each "
-                f"(cells: {[(c.get('id'), c.get('pcpus'), c.get('memory_mb')) for c in host_cells]} as (id, pcpus, MB))"
-            )
-            continue
-        if pci_requests and pools is not None:
-            why = take_devices(pools, pci_requests, policy_of, [c.get("id") for c in chosen])
-            if why:
-                best = f"NUMATopologyFilter: {why}"
-                continue
-        return None
-    return best
+    try:
+        if not pci_requests or pools is None:
+            return None if _match(compatible, (), len(host_cells), budget, describe) is not None else unfit
+        # Nova checks the devices on the host cells an instance lands on. Only the cells holding devices
+        # make a difference, and more of them never hurts: try the sets of those cells, largest first.
+        position = {c.get("id"): h for h, c in enumerate(host_cells)}
+        with_devices = sorted({p.get("numa_node") for p in pools if p.get("numa_node") in position})
+        best = None
+        for size in range(min(wanted, len(with_devices)), -1, -1):
+            for chosen in itertools.combinations(with_devices, size):
+                budget.spend(1, describe)
+                matched = _match(compatible, tuple(position[c] for c in chosen), len(host_cells), budget, describe)
+                if matched is None:
+                    continue
+                why = take_devices(pools, pci_requests, policy_of, [host_cells[h].get("id") for h in matched])
+                if not why:
+                    return None
+                best = best or f"NUMATopologyFilter: {why}"
+        return best or unfit
+    except TooCombinatorial as exc:
+        return f"NUMATopologyFilter: not decided, so not kept ({exc})"
 
 
 def run_filters(

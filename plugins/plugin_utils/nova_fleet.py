@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
     DEFAULTS,
@@ -39,6 +40,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.providers im
     predict_providers,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 
 _NAMESPACE = uuid.UUID("6f1c3a52-7a0e-4b0f-9d35-3c1f0e4b6a11")
 CPU_OPTIONS = ("cpu_dedicated_set", "cpu_shared_set")
@@ -50,7 +52,13 @@ class FleetPredictionError(AccelError):
 
 
 def parse_cpu_spec(spec: str, where: str) -> set[int]:
-    """Nova's CPU set syntax: ``"0-3,^2,8"`` (ranges, single CPUs, ``^`` excludes)."""
+    """Nova's CPU set syntax: ``"0-3,^2,8"`` (ranges, single CPUs, ``^`` excludes); CPU numbers past the
+    largest host the collection models are refused on the text, before a range is expanded."""
+    problem = inputs.cpu_set_problem(spec if isinstance(spec, str) else str(spec))
+    if problem:
+        raise FleetPredictionError(
+            f"{where}: {spec if isinstance(spec, str) and len(spec) <= 80 else '...'!r} {problem}"
+        )
     chosen: set[int] = set()
     excluded: set[int] = set()
     for part in str(spec).split(","):
@@ -77,6 +85,13 @@ def parse_cpu_spec(spec: str, where: str) -> set[int]:
     return found
 
 
+def _boolean(value, where: str) -> bool:
+    try:
+        return inputs.boolean(value, where)
+    except inputs.InputError as exc:
+        raise FleetPredictionError(exc.msg) from None
+
+
 def _device_type(device: Mapping) -> str:
     if device.get("physfn"):
         return "type-VF"
@@ -85,7 +100,8 @@ def _device_type(device: Mapping) -> str:
     return "type-PCI"
 
 
-def _pci_pools(hostname: str, facts: Mapping, policy) -> list[dict]:
+def pci_pools(hostname: str, facts: Mapping, policy) -> list[dict]:
+    """The PCI device pools nova-compute reports for the host (what PciPassthroughFilter reads)."""
     selection = select(hostname, dict(facts), policy, False)
     counts: dict[tuple, int] = {}
     for item in selection.passthrough:
@@ -165,7 +181,7 @@ def host_tree(hostname: str, facts: Mapping, policy, settings: Mapping) -> list[
         }
         for node in nodes
     ]
-    records[0]["pci_pools"] = _pci_pools(hostname, facts, policy)
+    records[0]["pci_pools"] = pci_pools(hostname, facts, policy)
     records[0]["disabled"] = bool(settings.get("disabled"))
     if records[0]["disabled"]:
         records[0]["traits"] = sorted({*records[0]["traits"], "COMPUTE_STATUS_DISABLED"})
@@ -176,6 +192,23 @@ def nova_fleet(hosts: Mapping, policy, host_options: Mapping | None = None, **op
     """``{hostname: facts}`` -> fleet snapshot (hosts in name order)."""
     if not isinstance(hosts, Mapping):
         raise FleetPredictionError("hosts must map each hypervisor hostname to its accel_* discovery facts")
+    try:
+        hosts = {
+            str(name): host_facts(facts, f"host {name}") if isinstance(facts, Mapping) else facts
+            for name, facts in inputs.plain(hosts, "hosts").items()
+        }
+        options = inputs.plain(options, "options")
+        host_options = inputs.plain(host_options, "host_options")
+    except inputs.InputError as exc:
+        raise FleetPredictionError(f"{exc.msg}; run the discover stage for that host again") from None
+    for name in ("disabled", "report_in_placement"):
+        if options.get(name) is not None:
+            options[name] = _boolean(options[name], name)
+    for hostname, own in (host_options or {}).items():
+        if isinstance(own, Mapping):
+            for name in ("disabled", "report_in_placement"):
+                if own.get(name) is not None:
+                    own[name] = _boolean(own[name], f"host_options.{hostname}.{name}")
     unknown = sorted(set(options) - set(HOST_OPTIONS))
     if unknown:
         raise FleetPredictionError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(HOST_OPTIONS)}")

@@ -169,7 +169,8 @@ def _request_wide(items: list[tuple[str, str]]) -> Request:
     request = Request(groups={})
     limits = _all(items, "limit")
     if limits:
-        request.limit = int(limits[0])
+        # More than 18 digits is more candidates than any answer holds: read as no limit at all.
+        request.limit = int(limits[0]) if len(limits[0].strip()) <= 18 else None
     policies = _all(items, "group_policy")
     if policies:
         request.group_policy = policies[0]
@@ -210,6 +211,8 @@ def _resources(value: str) -> dict[str, int]:
             raise RequestError(f"Badly formed resources parameter. {_RESOURCES_FORM} Got: {pair}.")
         name, text = parts
         try:
+            if len(text.strip()) > 18:  # never converted: no provider holds that many of anything
+                raise ValueError(text)
             amount = int(text)
         except ValueError:
             raise RequestError(f"Requested resource {name} expected positive integer amount. Got: {text}.") from None

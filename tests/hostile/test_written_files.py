@@ -70,7 +70,8 @@ def test_no_control_character_reaches_an_ini_file(tmp_path, value):
     root = tmp_path / "root"
     root.mkdir()
     result = run_module("nova_config", nova_conf_d_args(root, enabled_filters=[value]))
-    assert result.get("failed") and "control character" in result["msg"], result
+    # The filter name is refused as a name first; the INI layer below refuses the same text on its own.
+    assert result.get("failed") and "enabled_filters[1]" in result["msg"], result
     assert _tree(root) == []
     with pytest.raises(IniError):
         update_text("", {"pci": {"alias": [value]}})

@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.support.cyborg_server import CyborgServer
+from tests.support.ironic_server import IronicServer
 from tests.support.placement_server import PlacementServer
 
 
@@ -18,3 +20,22 @@ def placement_session(tmp_path_factory):
 def placement(placement_session):
     """The real Placement with an empty database for this test module."""
     return placement_session.reset()
+
+
+@pytest.fixture(scope="session")
+def ironic(tmp_path_factory):
+    """One real Ironic (API + conductor, fake hardware, noauth) for the whole run; tests clean up after
+    themselves (their nodes and rules)."""
+    server = IronicServer(str(tmp_path_factory.mktemp("ironic")))
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def cyborg(tmp_path_factory):
+    """One real Cyborg (API + conductor in one process, SQLite, identity from headers) for the whole run."""
+    server = CyborgServer(str(tmp_path_factory.mktemp("cyborg")))
+    server.start()
+    yield server
+    server.close()

@@ -1,9 +1,9 @@
 """cyborg_device_profile at the request level.
 
-A real Cyborg needs its API and conductor services joined by a message bus, which this test
-environment does not run (see docs/placement.md). These tests run the real module against a small
-local HTTP server that records every request and answers as Cyborg's v2 device profile API does, so
-they pin the requests the module sends, not Cyborg's behaviour.
+These tests run the real module against a small local HTTP server that records every request and
+answers as Cyborg's v2 device profile API does, so they pin the requests the module sends (paths,
+bodies, microversion), not Cyborg's behaviour; the module against the real Cyborg 17 is in
+test_cyborg_arqs.py (see docs/cyborg.md).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ report_in_placement, vGPU children, PCPU on a pinned host, usage on one host) is
 For generated and hand-written flavors, every query Nova sends is asked of Placement, the answers are
 merged with Nova's rules, and the outcome, status and hosts must equal ``flavor_fit``'s. For some
 flavors the per-host count is checked by placing real allocations in Placement, one after another.
+The fleet also holds Ironic nodes as Nova reports them (one unit of a custom class per root, some in
+maintenance, some deployed), asked for by bare-metal flavors, right and wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as n
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
 from tests.support.fake_sysfs import build_root
+from tests.support.fleet_generator import BAREMETAL_CLASSES, BAREMETAL_TRAITS, baremetal_nodes
 from tests.support.placement_loader import allocate, load_fleet
 
 pytestmark = pytest.mark.placement
@@ -45,6 +48,7 @@ def world(tmp_path_factory, placement):
     roots = [p for p in snapshot["resource_providers"] if p["parent_provider_uuid"] is None]
     busy = next(p for p in roots if p["name"] == "hgx-a")
     busy["usages"] = {"VCPU": 100, "MEMORY_MB": 200000}
+    snapshot["resource_providers"] += baremetal_nodes(random.Random(11), 14)
     load_fleet(placement, snapshot)
     return snapshot, nova_pci_alias(POLICY)
 
@@ -179,3 +183,96 @@ def test_max_instances_equal_copies_placed_in_placement(world, placement, flavor
     finally:
         for consumer in consumers:
             placement.request("DELETE", f"/allocations/{consumer}")
+
+
+@pytest.mark.parametrize(
+    ("vcpus", "outcome"),
+    [
+        (4000, "no_host"),  # both queries stop at the unsuffixed group: two empty answers, NoValidHost
+        (2, "scheduler_error"),  # the VCPU fallback reaches the unknown class: 400, the scheduler's TypeError
+    ],
+)
+def test_a_dedicated_flavors_unknown_class_is_checked_lazily_as_placement_does(world, placement, vcpus, outcome):
+    snapshot, aliases = world
+    flavor = {
+        "name": "pinned-nope",
+        "vcpus": vcpus,
+        "ram": 4096,
+        "disk": 20,
+        "extra_specs": {"hw:cpu_policy": "dedicated", "resources1:CUSTOM_NOPE": "1"},
+    }
+    (report,) = flavor_fit([flavor], snapshot, pci_aliases=aliases, pci_in_placement=True)
+    req = nova_flavor.translate(flavor, pci_aliases=aliases, pci_in_placement=True)
+    merged = nova_flavor.merge_answers(req, placement_answers(placement, req.queries))
+    assert report["outcome"] == merged["outcome"] == outcome
+    assert report["status"] == merged["status"]
+
+
+def generated_baremetal_flavors(count: int, seed: int = 13) -> list[dict]:
+    """Bare-metal flavors as catalogs write them (one unit of the node class, standard classes zeroed),
+    and the classic mistakes: a class in the wrong case or without CUSTOM_, sizes not zeroed, two units."""
+    rng = random.Random(seed)
+    zeroed = {"resources:VCPU": "0", "resources:MEMORY_MB": "0", "resources:DISK_GB": "0"}
+    flavors = []
+    for n in range(count):
+        rc = rng.choice([*BAREMETAL_CLASSES, "CUSTOM_GPU_MI300X8"])
+        kind = rng.choice(["ok", "ok", "trait", "forbidden", "not_zeroed", "two", "case", "no_custom"])
+        specs = dict(zeroed, **{f"resources:{rc}": "1"})
+        if kind == "trait":
+            specs[f"trait:{rng.choice(BAREMETAL_TRAITS)}"] = "required"
+        elif kind == "forbidden":
+            specs[f"trait:{rng.choice(BAREMETAL_TRAITS)}"] = "forbidden"
+        elif kind == "not_zeroed":
+            for key in rng.sample(sorted(zeroed), rng.randint(1, 3)):
+                del specs[key]
+        elif kind == "two":
+            specs[f"resources:{rc}"] = "2"
+        elif kind in ("case", "no_custom"):
+            del specs[f"resources:{rc}"]
+            wrong = rc[:7] + rc[7:].lower() if kind == "case" else rc[len("CUSTOM_") :]
+            specs[f"resources:{wrong}"] = "1"
+        flavors.append({"name": f"bm{n}-{kind}", "vcpus": 64, "ram": 524288, "disk": 800, "extra_specs": specs})
+    return flavors
+
+
+def test_baremetal_flavors_equal_placement(world, placement):
+    snapshot, aliases = world
+    names = {p["uuid"]: p for p in snapshot["resource_providers"]}
+    flavors = generated_baremetal_flavors(40)
+    reports = flavor_fit(flavors, snapshot, pci_aliases=aliases, pci_in_placement=True)
+    outcomes = set()
+    for flavor, report in zip(flavors, reports, strict=True):
+        outcomes.add(report["outcome"])
+        if report["outcome"] == "invalid_flavor":
+            # Nova's extra spec validator refuses a class that is not CUSTOM_[A-Z0-9_]+ or standard.
+            assert flavor["name"].endswith(("-case", "-no_custom")), report
+            continue
+        req = nova_flavor.translate(flavor, pci_aliases=aliases, pci_in_placement=True)
+        merged = nova_flavor.merge_answers(req, placement_answers(placement, req.queries))
+        hosts = sorted(
+            {names[names[u]["root_provider_uuid"]]["name"] for c in merged["candidates"] for u in c["allocations"]}
+        )
+        assert (report["outcome"], report["status"], report["hosts"]) == (merged["outcome"], merged["status"], hosts), (
+            flavor
+        )
+        bare = [p for p in snapshot["resource_providers"] if p["name"] in report["hosts"]]
+        assert all(p.get("ironic_state") == "available" for p in bare), flavor
+    assert {"fits", "no_host", "invalid_flavor"} <= outcomes
+
+
+def test_a_baremetal_node_takes_one_instance_unless_in_maintenance_or_deployed(world, placement):
+    snapshot, aliases = world
+    nodes = [p for p in snapshot["resource_providers"] if "ironic_state" in p]
+    rc = next(iter(nodes[0]["inventories"]))
+    specs = {f"resources:{rc}": "1", "resources:VCPU": "0", "resources:MEMORY_MB": "0", "resources:DISK_GB": "0"}
+    flavor = {"name": "bm", "vcpus": 64, "ram": 524288, "disk": 800, "extra_specs": specs}
+    (report,) = flavor_fit([flavor], snapshot, pci_aliases=aliases, pci_in_placement=True)
+    same = [p for p in nodes if rc in p["inventories"]]
+    assert {p["ironic_state"] for p in same} >= {"available"}
+    for node in same:
+        consumers = place_copies(placement, report["queries"], node["uuid"], {node["uuid"]}, 5)
+        try:
+            assert len(consumers) == report["max_instances"][node["name"]] == int(node["ironic_state"] == "available")
+        finally:
+            for consumer in consumers:
+                placement.request("DELETE", f"/allocations/{consumer}")

@@ -82,10 +82,14 @@ def test_role_converges_is_idempotent_and_survives_a_reboot(tmp_path):
     for pf in ("0000:01:00.0", "0000:81:00.0"):
         assert _types(l40s, pf) == [1160, 1160, 1160, 0, 0, 0]
     unit = (tmp_path / "l40s/etc/systemd/system/accel-openstack-gpu-restore.service").read_text()
-    assert "Before=libvirtd.service" in unit and "kolla-nova_libvirt-container.service" in unit
+    assert "Before=accel-openstack-ready.target" in unit
     assert "After=systemd-modules-load.service nvidia-persistenced.service nvidia-vgpud.service" in unit
-    wants = tmp_path / "l40s/etc/systemd/system/multi-user.target.wants/accel-openstack-gpu-restore.service"
-    assert os.readlink(wants) == "/etc/systemd/system/accel-openstack-gpu-restore.service"
+    for name in ("accel-openstack-gpu-restore.service", "accel-openstack-ready.target"):
+        wants = tmp_path / f"l40s/etc/systemd/system/multi-user.target.wants/{name}"
+        assert os.readlink(wants) == f"/etc/systemd/system/{name}"
+    for service in ("libvirtd.service", "nova-compute.service", "kolla-nova_compute-container.service"):
+        drop_in = (tmp_path / f"l40s/etc/systemd/system/{service}.d/accel-openstack-ready.conf").read_text()
+        assert "Requires=accel-openstack-ready.target\nAfter=accel-openstack-ready.target\n" in drop_in
     with open(os.path.join(a100, "etc/accel-openstack/mig/0000:d8:00.0.json")) as handle:
         assert [i["start"] for i in json.load(handle)["instances"]] == [0, 4]
 
@@ -98,5 +102,7 @@ def test_role_converges_is_idempotent_and_survives_a_reboot(tmp_path):
             [sys.executable, script, "--root", fresh, "--timeout", "10"], capture_output=True, text=True, check=False
         )
     assert proc.returncode == 0, proc.stderr
+    with open(os.path.join(fresh, "var/lib/accel-openstack/boot-state.json")) as handle:
+        assert json.load(handle)["status"] == "ok"
     for pf in ("0000:01:00.0", "0000:81:00.0"):
         assert _types(fresh, pf) == [1160, 1160, 1160, 0, 0, 0]

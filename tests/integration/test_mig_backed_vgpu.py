@@ -128,7 +128,10 @@ def test_a100_mig_backed_mdev_type_appears_after_the_layout(a100):
     assert run_module("nvidia_mig", args, check=True)["changed"] is False
     assert run_module("nvidia_mig", args)["changed"] is False
     # the boot unit creates the GPU instances with (the double of) nvidia-smi; the vGPU manager follows
-    assert gpu_restore.restore(root, run=FakeNvidiaSmi(root), timeout=2) == [f"{A100}: created 9:0,9:4"]
+    assert gpu_restore.restore(root, run=FakeNvidiaSmi(root), timeout=2) == [
+        f"{A100}: MIG mode on",
+        f"{A100}: created 9:0,9:4",
+    ]
     kernel.step()
 
     after, _unused = discover(root)
@@ -265,6 +268,11 @@ def test_h100_mig_backed_vf_type_appears_after_the_layout(h100, tmp_path, monkey
     rebooted.answer_writes(monkeypatch)
     with rebooted:
         lines = gpu_restore.restore(fresh, run=FakeNvidiaSmi(fresh), timeout=5)
-    assert lines == [f"{H100}: created 9:0,9:4", f"{H100_VFS[0]}: vGPU type 1065", f"{H100_VFS[1]}: vGPU type 1065"]
+    assert lines == [
+        f"{H100}: MIG mode on",
+        f"{H100}: created 9:0,9:4",
+        f"{H100_VFS[0]}: vGPU type 1065",
+        f"{H100_VFS[1]}: vGPU type 1065",
+    ]
     again, _unused = discover(fresh)
     assert [_device(again, vf)["current_vgpu_type"] for vf in H100_VFS] == ["1065", "1065", "0", "0"]

@@ -18,6 +18,9 @@ from tests.support.openstack_cli import osc
 pytestmark = pytest.mark.placement
 
 AGGREGATE = "7d1b4e2c-1111-4a5b-9c3d-000000000001"
+# These tests play nova-compute (no nova-compute runs against this Placement); the ownership guard
+# that refuses that on a real cloud is pinned in test_placement_ownership.py.
+SIMULATE = {"simulate_compute": True}
 OTHER_AGGREGATE = "7d1b4e2c-1111-4a5b-9c3d-000000000002"
 
 
@@ -117,6 +120,7 @@ def test_provider_merge_keeps_what_nova_set(placement):
     node = nova_like_compute_node(placement, "gpu-node-1")
     args = dict(
         placement.auth,
+        **SIMULATE,
         name="gpu-node-1",
         inventories={"DISK_GB": {"total": 900, "reserved": 20}},
         traits=["CUSTOM_GPU_HOST"],
@@ -140,10 +144,13 @@ def test_provider_merge_keeps_what_nova_set(placement):
 
 
 def test_provider_tree_create_update_replace_and_delete(placement):
-    node = dict(placement.auth, name="gpu-node-2", inventories={"VCPU": 64, "MEMORY_MB": 262144, "DISK_GB": 1800})
+    node = dict(
+        placement.auth, **SIMULATE, name="gpu-node-2", inventories={"VCPU": 64, "MEMORY_MB": 262144, "DISK_GB": 1800}
+    )
     rhythm("placement_provider", node)
     gpu = dict(
         placement.auth,
+        **SIMULATE,
         name="gpu-node-2_0000:41:00.0",
         parent="gpu-node-2",
         inventories={"CUSTOM_PCI_10DE_2331": {"total": 1, "max_unit": 1}},
@@ -181,10 +188,11 @@ def test_provider_tree_create_update_replace_and_delete(placement):
     }
     assert set(provider_state(placement, "gpu-node-2")["inventories"]) == {"VCPU"}
 
-    refused = run_module("placement_provider", dict(placement.auth, name="gpu-node-2", state="absent"))
+    refused = run_module("placement_provider", dict(placement.auth, **SIMULATE, name="gpu-node-2", state="absent"))
     assert refused["failed"] and "child providers" in refused["msg"]
     both = dict(
         placement.auth,
+        **SIMULATE,
         providers=[{"name": "gpu-node-2", "state": "absent"}, {"name": "gpu-node-2_0000:41:00.0", "state": "absent"}],
     )
     rhythm("placement_provider", both)
@@ -207,7 +215,7 @@ def allocate(placement, provider_uuid: str, resources: dict) -> str:
 
 
 def test_inventory_below_usage_and_delete_with_allocations_are_refused(placement):
-    args = dict(placement.auth, name="busy-node", inventories={"VCPU": 16, "CUSTOM_PCI_10DE_1EB8": 4})
+    args = dict(placement.auth, **SIMULATE, name="busy-node", inventories={"VCPU": 16, "CUSTOM_PCI_10DE_1EB8": 4})
     applied = run_module("placement_provider", args)
     node = applied["providers"][0]["uuid"]
     allocate(placement, node, {"VCPU": 10, "CUSTOM_PCI_10DE_1EB8": 3})
@@ -222,7 +230,7 @@ def test_inventory_below_usage_and_delete_with_allocations_are_refused(placement
     assert dropped["failed"] and "removing CUSTOM_PCI_10DE_1EB8 refused, 3 in use" in dropped["msg"]
     assert provider_state(placement, "busy-node")["inventories"]["VCPU"]["total"] == 16
 
-    gone = run_module("placement_provider", dict(placement.auth, name="busy-node", state="absent"))
+    gone = run_module("placement_provider", dict(placement.auth, **SIMULATE, name="busy-node", state="absent"))
     assert gone["failed"] and "has allocations" in gone["msg"] and "'VCPU': 10" in gone["msg"]
     assert provider_state(placement, "busy-node")["uuid"] == node
 
@@ -252,7 +260,7 @@ def test_placement_info_snapshot_tree_name_and_query(placement):
          "traits": ["CUSTOM_NVIDIA_T4"]},
         {"name": "info-other", "inventories": {"VCPU": 4}},
     ]  # fmt: skip
-    run_module("placement_provider", dict(placement.auth, providers=tree))
+    run_module("placement_provider", dict(placement.auth, **SIMULATE, providers=tree))
     root = provider_state(placement, "info-node")
     allocate(placement, root["uuid"], {"VCPU": 3})
 
@@ -273,7 +281,13 @@ def test_placement_info_snapshot_tree_name_and_query(placement):
     assert sorted(named["query_result"]) == sorted(set(providers) | {"info-other"})
     exact = run_module("placement_info", dict(placement.auth, name=["info-other"], usages=False))
     assert [p["name"] for p in exact["fleet"]["resource_providers"]] == ["info-other"]
-    assert exact["api_calls"]["GET"] == 4  # list by name, traits, inventories, aggregates
+    assert exact["api_calls"]["GET"] == 6  # list by name, traits, inventories, aggregates, custom names (2)
+    present = run_module("placement_info", dict(placement.auth, name=["info-*"], details=False))
+    assert present["api_calls"] == {"GET": 1}  # which providers exist: the provider list only
+    assert {p["name"]: p for p in present["fleet"]["resource_providers"]}["info-node_0000:42:00.0"] == {
+        key: providers["info-node_0000:42:00.0"][key]
+        for key in ("uuid", "name", "parent_provider_uuid", "root_provider_uuid")
+    }
     bad = run_module("placement_info", dict(placement.auth, query="resource_providers[?"))
     assert bad["failed"] and "not valid JMESPath" in bad["msg"]
 

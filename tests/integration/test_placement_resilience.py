@@ -105,7 +105,10 @@ class MeddlingClient(PlacementClient):
 
 
 def test_generation_conflict_is_retried_with_a_fresh_read(placement):
-    run_module("placement_provider", dict(placement.auth, name="contended", inventories={"VCPU": 4}))
+    # the compute node is simulated; the traits below are added as on a real cloud (custom, on a root)
+    run_module(
+        "placement_provider", dict(placement.auth, name="contended", inventories={"VCPU": 4}, simulate_compute=True)
+    )
     client = MeddlingClient(placement_client(placement.auth).adapter, placement)
     result = converge(client, [ProviderSpec.from_dict({"name": "contended", "traits": ["CUSTOM_MINE"]})])
     assert result["changed"] and client.meddled
@@ -156,14 +159,14 @@ def test_placement_down_mid_run_gives_a_clear_error_and_a_rerun_repairs(placemen
     client = FailingAfter(placement_client(placement.auth).adapter, placement, limit=15)
     client.endpoint_hint = placement.url
     with pytest.raises(PlacementUnreachable) as caught:
-        converge(client, [ProviderSpec.from_dict(d) for d in declared])
+        converge(client, [ProviderSpec.from_dict(d) for d in declared], simulate_compute=True)
     message = str(caught.value)
     assert placement.url in message and "did not answer" in message and "run again" in message
 
     placement.start()  # the same database, a new port
-    result = run_module("placement_provider", dict(placement.auth, providers=declared))
+    result = run_module("placement_provider", dict(placement.auth, providers=declared, simulate_compute=True))
     assert result["changed"] is True and not result.get("failed"), result
-    again = run_module("placement_provider", dict(placement.auth, providers=declared))
+    again = run_module("placement_provider", dict(placement.auth, providers=declared, simulate_compute=True))
     assert again["changed"] is False
     snapshot = run_module("placement_info", dict(placement.auth, name=["outage-*"]))
     names = {p["name"]: p for p in snapshot["fleet"]["resource_providers"]}

@@ -75,6 +75,7 @@ def test_role_takes_an_explicit_provider_list(placement):
     ]  # fmt: skip
     extra = {
         "accel_placement_auth": placement.auth,
+        "accel_placement_simulate_compute": True,
         "accel_placement_providers": explicit,
         "ansible_connection": "local",
         "ansible_python_interpreter": sys.executable,

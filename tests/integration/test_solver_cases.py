@@ -206,3 +206,29 @@ def test_capacity_edges_are_on_both_sides_of_the_boundary(loaded):
     assert fits["resources=MEMORY_MB:230"] and not fits["resources=MEMORY_MB:231"]
     assert fits["resources=DISK_GB:50"] and not fits["resources=DISK_GB:51"]
     assert fits["resources1=VGPU:4"] and not fits["resources1=VGPU:6"] and not fits["resources1=VGPU:3"]
+
+
+# Placement resolves names lazily, group by group in the order each group first appears in the query
+# string, and stops at the first group with no candidate: an unknown name after it is an empty 200.
+LAZY_NAMES = [
+    ("resources=VCPU:1000&resources_x=CUSTOM_NOPE:1&group_policy=none", 200),
+    ("resources=VCPU:1&resources_x=CUSTOM_NOPE:1&group_policy=none", 400),
+    ("required_x=CUSTOM_NOPE&resources_x=VCPU:1&resources=VCPU:1000&group_policy=none", 400),
+    ("resources_x=VCPU:1000&required_y=CUSTOM_NOPE&resources_y=VCPU:1&group_policy=none", 200),
+    ("resources_y=VCPU:1&required_y=CUSTOM_NOPE&resources_x=VCPU:1000&group_policy=none", 400),
+    ("resources=VCPU:1000&required=CUSTOM_NOPE", 400),
+    ("root_required=CUSTOM_NOPE&resources=VCPU:1000", 400),
+    ("resources=VCPU:1000&resources1=VGPU:1&required1=CUSTOM_NOPE", 200),
+    (
+        "resources=VCPU:1&member_of=00000000-0000-4000-8000-0000000000aa&resources_x=CUSTOM_NOPE:1&group_policy=none",
+        200,
+    ),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), LAZY_NAMES)
+def test_names_are_checked_lazily_as_placement_does(loaded, query, expected):
+    server, fleet = loaded
+    status, body = server.request("GET", "/allocation_candidates?" + query)
+    assert status == expected, body
+    assert compare(fleet, query, status, body, server) is None

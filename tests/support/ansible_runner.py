@@ -59,6 +59,7 @@ def run_playbook(
     check: bool = False,
     diff: bool = False,
     timeout: int = 300,
+    limit: str | None = None,
     **env: str,
 ) -> dict:
     """Run a playbook; return the json callback's report plus ``rc`` and ``stderr``.
@@ -72,6 +73,8 @@ def run_playbook(
         cmd.append("--check")
     if diff:
         cmd.append("--diff")
+    if limit:
+        cmd += ["--limit", limit]
     proc = subprocess.run(
         cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=timeout, check=False
     )

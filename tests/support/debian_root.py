@@ -154,15 +154,41 @@ def make_host(dest: str, profile: str | dict, configured: bool = False) -> str:
     return dest
 
 
-def reboot(dest: str, profile: str) -> str:
+def reboot(dest: str, profile: str, vfs_gone: bool = False, mig_lost: bool = False, no_reset: bool = False) -> str:
     """A simulated reboot of the root at ``dest``: fresh ``/sys``, ``/proc`` and GPU state from the profile
-    (VFs, vGPU types and MIG instances as firmware leaves them); everything else, /etc included, stays."""
+    (VFs, vGPU types and MIG instances as firmware leaves them); everything else, /etc included, stays.
+
+    MIG mode survives, as on real GPUs (a pending mode becomes current), unless ``mig_lost``; with
+    ``vfs_gone`` no PF has VFs (no sriov-manage ran); ``no_reset`` makes the GPUs refuse a GPU reset.
+    """
+    import json
     import tempfile
 
-    from tests.support.fake_sysfs import build_root
+    import yaml
 
+    from tests.support import fake_nvidia_smi
+    from tests.support.fake_sysfs import PROFILE_DIR, build_root
+
+    with open(os.path.join(PROFILE_DIR, profile + ".yml")) as handle:
+        raw = yaml.safe_load(handle)
+    if vfs_gone:
+        for device in raw.get("devices", []):
+            if device.get("sriov"):
+                device["sriov"]["numvfs"] = 0
+    state_path = os.path.join(dest, fake_nvidia_smi.STATE.lstrip("/"))
+    before = {}
+    if os.path.exists(state_path):
+        with open(state_path) as handle:
+            before = json.load(handle)
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(dest))) as fresh:
-        build_root(profile, fresh)
+        build_root(raw, fresh)
+        fresh_state = os.path.join(fresh, fake_nvidia_smi.STATE.lstrip("/"))
+        if os.path.exists(fresh_state):
+            with open(fresh_state) as handle:
+                state = fake_nvidia_smi.after_reboot(before, json.load(handle), mig_lost, no_reset)
+            with open(fresh_state, "w") as handle:
+                json.dump(state, handle, indent=2, sort_keys=True)
+            fake_nvidia_smi.render_recorded(fresh, state)
         for part in ("sys", "proc", "var/lib/fake-nvidia-smi/state.json", "var/lib/accel-openstack/nvidia-smi"):
             source, target = os.path.join(fresh, part), os.path.join(dest, part)
             if not os.path.lexists(source):
@@ -196,12 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     rebooted = sub.add_parser("reboot", help="give a host root a fresh /sys, /proc and GPU state (a reboot)")
     rebooted.add_argument("dest")
     rebooted.add_argument("profile")
+    rebooted.add_argument("--vfs-gone", action="store_true", help="no PF has VFs after the boot")
+    rebooted.add_argument("--mig-lost", action="store_true", help="MIG mode is off after the boot")
+    rebooted.add_argument("--no-reset", action="store_true", help="the GPUs refuse a GPU reset")
     args = parser.parse_args(argv)
     try:
         if args.command == "base":
             print(base_tarball())
         elif args.command == "reboot":
-            print(reboot(args.dest, args.profile))
+            print(reboot(args.dest, args.profile, args.vfs_gone, args.mig_lost, args.no_reset))
         else:
             print(make_host(args.dest, args.profile))
     except DebianRootError as exc:

@@ -8,8 +8,11 @@ reads back through a fixture root is what the double now holds.
 Rules it enforces, from NVIDIA's MIG User Guide (profile tables in tests/fixtures/nvidia/mig-profiles.yml):
 - a GPU instance takes one of its profile's placement starts, and no slot twice; compute slices add up
   to at most the model's; ``+me`` at most once;
-- MIG mode changes go pending and take effect only at a GPU reset (``-r``), refused while processes run
-  or nvidia_drm is loaded;
+- MIG mode changes go pending and take effect only at a GPU reset (``-r``) or a reboot, refused while
+  processes run or nvidia_drm is loaded; a GPU marked ``reset: false`` refuses the reset as "Not Supported"
+  (a GPU whose reset the platform does not allow), so only a reboot applies its pending mode;
+- MIG mode survives a reboot (it is kept on the GPU) while GPU instances do not: :func:`after_reboot`
+  gives the state a reboot leaves, the pending mode then current, unless the mode was lost;
 - GPU/compute instances are created only in MIG mode and destroyed only when no process uses them.
 
 Supported command lines (the forms the collection runs)::
@@ -135,6 +138,10 @@ class FakeNvidiaSmi:
             return 0, f"{want} MIG Mode for GPU 0000{gpu['address'].upper()}.{note}\nAll done.\n"
         if "-r" in argv:
             gpu = self._gpu(state, argv)
+            if gpu.get("reset") is False:  # e.g. a GPU on an NVSwitch baseboard, or one the hypervisor holds
+                raise SmiError(
+                    f"The following GPUs could not be reset:\n  GPU 0000{gpu['address'].upper()}: Not Supported", 3
+                )
             if gpu["processes"] or state.get("nvidia_drm_loaded"):
                 who = "nvidia_drm is loaded" if state.get("nvidia_drm_loaded") else "processes are running"
                 raise SmiError(f"Unable to reset GPU 0000{gpu['address'].upper()}: In use ({who})", 255)
@@ -336,6 +343,23 @@ def initial_state(gpus: list[dict], nvidia_drm_loaded: bool = False) -> dict:
             }
         )
     return {"gpus": out, "nvidia_drm_loaded": nvidia_drm_loaded}
+
+
+def after_reboot(before: dict, fresh: dict, mig_lost: bool = False, no_reset: bool = False) -> dict:
+    """The double's state after a reboot: ``fresh`` (what the hardware profile gives at power-on: no GPU
+    instances) with each GPU's MIG mode carried over from ``before`` (the pending mode becomes current, as
+    at a real boot), or off when ``mig_lost``; ``no_reset`` marks the MIG-capable GPUs as refusing a reset."""
+    old = {g["address"]: g for g in before.get("gpus", [])}
+    for gpu in fresh["gpus"]:
+        mode = gpu.get("mig") or {}
+        if mode.get("current") in (None, "N/A"):
+            continue  # no MIG on this GPU
+        previous = (old.get(gpu["address"]) or {}).get("mig") or mode
+        kept = "Disabled" if mig_lost else previous.get("pending", mode["current"])
+        gpu["mig"] = {"current": kept, "pending": kept}
+        if no_reset:
+            gpu["reset"] = False
+    return fresh
 
 
 def install(root: str) -> str:

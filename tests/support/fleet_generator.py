@@ -5,7 +5,8 @@ providers, traits, aggregates, odd inventories (reserved, ratios, min/max units,
 made of real allocations: ``fleet["consumers"]`` lists them so a loader can create the same usages in
 Placement. ``random_query(rng, fleet)`` draws a query that exercises one or more features of
 ``GET /allocation_candidates`` at 1.39. ``scale_fleet(n)`` builds a realistic fleet of n compute nodes
-(about 2.5 providers each) for benchmarks.
+(about 2.5 providers each) for benchmarks. ``baremetal_nodes(rng, n)`` builds Ironic nodes as Nova
+reports them (one unit of a custom class per root; some in maintenance, some deployed).
 """
 
 from __future__ import annotations
@@ -288,3 +289,35 @@ def scale_fleet(nodes: int, seed: int = 1) -> dict:
         shared["usages"] = {"DISK_GB": rng.randint(0, 10000)}
         providers.append(shared)
     return {"resource_providers": providers}
+
+
+BAREMETAL_CLASSES = ("CUSTOM_GPU_H100X8", "CUSTOM_GPU_A100X4", "CUSTOM_GPU_L40SX2")
+BAREMETAL_TRAITS = ("CUSTOM_GPU_NVLINK", "CUSTOM_GPU_NVSWITCH", "CUSTOM_GPU_COUNT_8", "CUSTOM_GPU_COUNT_4")
+
+
+def baremetal_nodes(rng: random.Random, count: int, classes: tuple[str, ...] = BAREMETAL_CLASSES) -> list[dict]:
+    """Ironic nodes as Nova's Ironic driver reports them: a root provider named by the node's UUID with one
+    unit of its custom class (min_unit = max_unit = total = 1) and no VCPU, MEMORY_MB or DISK_GB, the node's
+    traits plus the ones nova-compute adds (OWNER_NOVA). A node in maintenance (or not available) has its
+    unit reserved; a deployed node holds its instance's allocation (usage 1)."""
+    nodes = []
+    for _n in range(count):
+        node_uuid = _uuid(rng)
+        state = rng.choice(["available", "available", "available", "maintenance", "deployed"])
+        rc = rng.choice(classes)
+        node = _provider(
+            rng,
+            node_uuid,
+            None,
+            None,
+            {rc: {"total": 1, "reserved": int(state == "maintenance"), "min_unit": 1, "max_unit": 1,
+                  "step_size": 1, "allocation_ratio": 1.0}},
+            ["OWNER_NOVA"] + rng.sample(list(BAREMETAL_TRAITS), rng.randint(0, 2)),
+            [],
+        )  # fmt: skip
+        node["uuid"] = node["root_provider_uuid"] = node_uuid
+        if state == "deployed":
+            node["usages"] = {rc: 1}
+        node["ironic_state"] = state
+        nodes.append(node)
+    return nodes

@@ -6,7 +6,8 @@ SQLite database under ``.demo/placement``; its address reaches the playbooks as 
 
 The discover stage's facts are cached as JSON files under ``.demo/facts``; after site.yml the demo shows
 the fleet through the ``accel.openstack.fleet`` inventory (``.demo/demo.fleet.yml``: that fact cache,
-the local Placement and the demo's device policy) with ``ansible-inventory --graph``.
+the local Placement and the demo's device policy) with ``ansible-inventory --graph``, and ends with
+an audit of the demo cloud (``playbooks/audit.yml``, read-only; its report in ``.demo/accel-audit.json``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def main(argv: list[str]) -> int:
         status = subprocess.call(cmd, cwd=REPO, env=env)
         if status == 0:
             status = show_fleet(demo_dir, facts, server.auth)
+        if status == 0:
+            status = show_capacity(demo_dir, playbook, extra, env)
+        if status == 0:
+            status = audit(demo_dir, server.auth, env)
         return status
     finally:
         server.close()
@@ -67,6 +72,29 @@ def show_fleet(demo_dir: str, facts: str, auth: dict) -> int:
     inventory = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
     env = dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_FAILED="true")
     return subprocess.call([inventory, "-i", source, "--graph"], cwd=REPO, env=env)
+
+
+def audit(demo_dir: str, auth: dict, env: dict) -> int:
+    """The day-2 audit of the cloud the demo built; it reports and changes nothing."""
+    print("\nAuditing the demo cloud (playbooks/audit.yml, read-only):", flush=True)
+    extra = {
+        "accel_placement_auth": auth,
+        "accel_audit_report": os.path.join(demo_dir, "accel-audit.json"),
+        "accel_audit_fail_on": "never",
+    }
+    playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    cmd = [playbook, "playbooks/audit.yml", "-i", "inventories/demo", "-e", json.dumps(extra)]
+    return subprocess.call(cmd, cwd=REPO, env=env)
+
+
+def show_capacity(demo_dir: str, playbook: str, extra: str, env: dict) -> int:
+    """Day 2: the demo mix placed together (inventories/demo/group_vars/all/capacity.yml), its metrics written."""
+    os.makedirs(os.path.join(demo_dir, "textfile"), exist_ok=True)
+    print("\nThe demo mix placed together as Nova would (playbooks/capacity.yml):", flush=True)
+    # The play runs on the controller (localhost), which has no inventory_dir: the demo dir is given.
+    cmd = [playbook, "playbooks/capacity.yml", "-i", "inventories/demo", "-e", extra]
+    cmd += ["-e", json.dumps({"accel_demo_dir": demo_dir})]
+    return subprocess.call(cmd, cwd=REPO, env=env)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdli
     parse_user_arg,
     parse_user_args,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import load_json
 
 DROP_IN = "/etc/default/grub.d/99-accel-openstack.cfg"
 GRUB_VARS = ("GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT")
@@ -366,12 +367,18 @@ def _plan_kernelstub(host, present, absent, find) -> BootPlan:
     path = "/etc/kernelstub/configuration"
     old = host.read_existing(path) or ""
     try:
-        config = json.loads(old)
+        config = load_json(old)
         options = config["user"]["kernel_options"]
     except (ValueError, KeyError, TypeError) as exc:
         raise BootloaderError(
             f"{path} is not kernelstub's JSON with user.kernel_options ({exc}); fix the file"
-        ) from exc
+        ) from None
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        # A string would be read one character per argument and written back that way.
+        raise BootloaderError(
+            f"{path}: user.kernel_options is {type(options).__name__} ({str(options)[:60]!r}); kernelstub keeps "
+            'a list of strings, one argument each (e.g. ["quiet", "splash"]): fix the file, nothing was changed'
+        )
     before = parse_cmdline(" ".join(options))
     after = apply(before, present, absent)
     files = []

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import load_json
 
 PENDING_FILE = "/var/lib/accel-openstack/pending-commands.json"
 SEARCH_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
@@ -105,9 +106,9 @@ class HostCommands:
         if not text:
             return []
         try:
-            data = json.loads(text)
-        except ValueError:
-            self.host.warn(f"{PENDING_FILE}: not JSON; its pending commands are ignored")
+            data = load_json(text)
+        except ValueError as exc:
+            self.host.warn(f"{PENDING_FILE}: not JSON the collection wrote ({exc}); its pending commands are ignored")
             return []
         if not isinstance(data, list):
             self.host.warn(f"{PENDING_FILE}: not a list; its pending commands are ignored")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.boot_state import read_boot_state
 from ansible_collections.accel.openstack.plugins.module_utils._host.nvidia_smi import Runner, read_mig_state
 from ansible_collections.accel.openstack.plugins.module_utils._host.pci_ids import lookup_names
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
@@ -140,5 +141,6 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
         "accel_cpu_vendor": hw.cpu_vendor,
         "accel_iommu_enabled": hw.iommu_enabled,
         "accel_kernel_cmdline": hw.kernel_cmdline,
+        "accel_boot_state": read_boot_state(host),
     }
     return facts, list(host.warnings)

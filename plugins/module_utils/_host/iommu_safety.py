@@ -142,6 +142,11 @@ def network_in_use(host) -> dict[str, list[str]]:
             mask = netaddr.IPAddress(int.from_bytes(bytes.fromhex(fields[7]), "little"), 4)
         except (ValueError, netaddr.AddrFormatError):
             continue
+        if not mask.is_netmask():
+            # Not a route the kernel writes; the interface is still taken as in use, never as free.
+            host.warn(f"/proc/net/route: {fields[0]} has netmask {mask}, which is not contiguous; read as in use")
+            by_interface.setdefault(fields[0], []).append(f"a route to {destination} with netmask {mask}")
+            continue
         network = netaddr.IPNetwork(f"{destination}/{mask}")
         what = "the default route" if network.prefixlen == 0 else f"a route to {network.cidr}"
         by_interface.setdefault(fields[0], []).append(what)

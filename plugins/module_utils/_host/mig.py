@@ -14,11 +14,12 @@ State file: ``/etc/accel-openstack/mig/<address>.json`` = ``{"address", "mode": 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host import mig_profiles, nvidia_smi
+from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, mig_profiles, nvidia_smi
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
@@ -34,7 +35,16 @@ def state_path(address: str) -> str:
 
 
 def bus_id(address: str) -> str:
-    return "0000" + address.upper()
+    """nvidia-smi's bus id: the PCI domain as 8 hex digits (``0000:3b:00.0`` -> ``00000000:3B:00.0``; a
+    domain of 5 digits, as VMD gives, ``10000:01:00.0`` -> ``00010000:01:00.0``)."""
+    domain, rest = address.split(":", 1)
+    return domain.upper().rjust(8, "0") + ":" + rest.upper()
+
+
+def _pid(text: str | None) -> int | None:
+    """A process id as nvidia-smi prints it; None when it is not one (the process is then listed by name)."""
+    text = (text or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else None
 
 
 @dataclass
@@ -74,7 +84,11 @@ def read_gpu(host: HostRoot, address: str, run=None) -> GpuState:
         xml_text = out
     else:
         xml_text = host.read_text(f"{nvidia_smi.RECORDED_DIR}/q-x.xml") or ""
-    gpus = nvidia_smi.parse_query_xml(xml_text) if xml_text else {}
+    try:
+        gpus = nvidia_smi.parse_query_xml(xml_text) if xml_text else {}
+    except ET.ParseError as exc:
+        source = "nvidia-smi -q -x" if run is not None else f"{nvidia_smi.RECORDED_DIR}/q-x.xml"
+        raise MigError(f"{source} is not valid XML ({exc}); the GPU's MIG state cannot be read") from None
     gpu = gpus.get(address)
     if gpu is None:
         raise MigError(
@@ -120,10 +134,8 @@ def _processes(host: HostRoot, address: str, run, xml_text: str) -> list[dict]:
             for line in out.splitlines():
                 parts = [p.strip() for p in line.split(",")]
                 if len(parts) >= 3 and nvidia_smi.bus_id_to_address(parts[0]) == address:
-                    found.append({"pid": int(parts[1]), "name": parts[2]})
+                    found.append({"pid": _pid(parts[1]), "name": parts[2]})
         return found
-    import xml.etree.ElementTree as ET
-
     try:
         tree = ET.fromstring(xml_text)
     except ET.ParseError:
@@ -131,7 +143,7 @@ def _processes(host: HostRoot, address: str, run, xml_text: str) -> list[dict]:
     for gpu in tree.findall("gpu"):
         if nvidia_smi.bus_id_to_address(gpu.get("id") or "") == address:
             return [
-                {"pid": int(p.findtext("pid") or 0), "name": (p.findtext("process_name") or "").strip()}
+                {"pid": _pid(p.findtext("pid")), "name": (p.findtext("process_name") or "").strip()}
                 for p in gpu.findall("processes/process_info")
             ]
     return []
@@ -262,6 +274,10 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
             commands.append(create_command(address, desired))
     elif gpu.mode_current != "enabled" and desired:
         commands.append(create_command(address, desired))  # after the reset (the boot unit runs it)
+    document = state_document(address, desired)
+    problems = gpu_restore.state_problems("mig", f"{address}.json", json.loads(document))
+    if problems:  # the boot unit would refuse this file: never store it
+        raise MigError(f"address {address}: {'; '.join(problems)}; the boot unit could not restore this layout")
     before = host.read_text(state_path(address))
     return MigPlan(
         address,
@@ -273,7 +289,7 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
         instances_change,
         commands,
         before,
-        state_document(address, desired),
+        document,
         live=run is not None,
     )
 
@@ -282,7 +298,9 @@ def refusal(p: MigPlan) -> str | None:
     """Why the plan must not run now, with how to free the GPU; None when it may."""
     touches_gpu = p.mode_change or p.instances_change
     if touches_gpu and p.gpu.processes:
-        users = ", ".join(f"{x['name']} (pid {x['pid']})" for x in p.gpu.processes)
+        users = ", ".join(
+            f"{x['name']} (pid {x['pid'] if x['pid'] is not None else 'unreadable'})" for x in p.gpu.processes
+        )
         return (
             f"GPU {p.address} is in use by {users}; changing its MIG layout would destroy their work. "
             "Stop those processes (drain the host: openstack compute service set --disable, migrate or stop "

@@ -153,10 +153,16 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
                 f"{where}: profile {entry['profile']!r} does not exist on {model.model}; use one of {names}"
             )
         where = f"{label} entry {index} ({profile.name})"
-        try:
-            count = int(entry.get("count", 1))
-        except (TypeError, ValueError):
-            raise MigLayoutError(f"{where}: count {entry.get('count')!r} is not a whole number") from None
+        unknown = sorted(str(key) for key in entry if key not in ("profile", "count", "placement"))
+        if unknown:
+            raise MigLayoutError(f"{where}: unknown key {unknown[0]!r}; the keys are profile, count and placement")
+        count = entry.get("count", 1)
+        if isinstance(count, str) and count.strip().isascii() and count.strip().isdigit() and len(count) <= 6:
+            count = int(count)
+        if isinstance(count, float) and count.is_integer():
+            count = int(count)
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise MigLayoutError(f"{where}: count {entry.get('count')!r} is not a whole number; give 0 or more")
         if count < 0:
             raise MigLayoutError(f"{where}: count {count} is negative; give 0 or more")
         per_profile[profile.name] = per_profile.get(profile.name, 0) + count

@@ -22,6 +22,16 @@ from ansible_collections.accel.openstack.plugins.module_utils._module import Col
 ROOT_OPTION = {"root": {"type": "path", "default": "/"}}
 
 
+def _given_root() -> Any:
+    """``root`` as the task gave it, before Ansible's path conversion (which turns any value into text)."""
+    try:
+        from ansible.module_utils import basic
+
+        return basic._load_params().get("root")
+    except Exception:  # pragma: no cover - the module's own parameters are always readable here
+        return None
+
+
 class HostModule(CollectionModule):
     """Base for the collection's host modules (see the module docstring)."""
 
@@ -36,6 +46,13 @@ class HostModule(CollectionModule):
     def host(self) -> HostRoot:
         """The host under ``root``; raises HostRootError (an AccelError) for an unusable root."""
         if self._host is None:
+            given = _given_root()
+            if given is not None and not isinstance(given, str):
+                # Ansible's path type would have made the list's text a relative path under the cwd.
+                raise AccelError(
+                    f"root is a {type(given).__name__}, not a path; give one filesystem root such as "
+                    "/ or /mnt/image (run the task once per root to configure several)"
+                )
             self._host = HostRoot(self.params["root"])
         return self._host
 

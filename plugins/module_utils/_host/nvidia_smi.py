@@ -99,7 +99,8 @@ def read_mig_state(host: HostRoot, run: Runner | None) -> dict[str, dict]:
         instances: list[dict] = []
         if gpu["mode_current"] == "enabled":
             if host.is_live:
-                bus_id = "0000" + address.upper()
+                domain, rest = address.split(":", 1)
+                bus_id = domain.upper().rjust(8, "0") + ":" + rest.upper()
                 rc, out, err = run(["nvidia-smi", "mig", "-lgi", "-i", bus_id])
                 if rc == 0:
                     instances = parse_lgi(out)

@@ -35,6 +35,20 @@ MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
 MAX_ENTRIES = 32768
 
 
+def _is_utf8(name: str) -> bool:
+    """Whether a name read from the file system is valid UTF-8 (Python decodes other bytes as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escaped(name: str) -> str:
+    """A name as printable ASCII, its undecodable bytes as ``\\xNN``."""
+    return ascii(os.fsencode(name))[1:]
+
+
 class HostRootError(AccelError):
     """The root is unusable, or a path under it cannot be used safely; the message names the path."""
 
@@ -82,6 +96,9 @@ class HostRoot:
         return self.root == "/"
 
     def warn(self, message: str) -> None:
+        # A name read from the host that is not UTF-8 (decoded with surrogate escapes) is shown escaped:
+        # a result holding it would be refused by Ansible as an invalid UTF-8 string.
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
         if message not in self.warnings:
             self.warnings.append(message)
 
@@ -193,6 +210,9 @@ class HostRoot:
                     if len(names) >= limit:
                         self.warn(f"{host_path}: more than {limit} entries; only the first {limit} are read")
                         break
+                    if not _is_utf8(entry.name):
+                        self.warn(f"{host_path}: entry {_escaped(entry.name)} is not a UTF-8 name; skipped")
+                        continue
                     names.append(entry.name)
             return sorted(names)
         except FileNotFoundError:
@@ -303,7 +323,11 @@ class HostRoot:
             else:
                 directory, name = self.parent_path(host_path)
                 real = os.path.join(directory, name)
-            return os.readlink(real)
+            target = os.readlink(real)
+            if not _is_utf8(target):
+                self.warn(f"{host_path}: link target {_escaped(target)} is not a UTF-8 name; ignored")
+                return None
+            return target
         except HostRootError as exc:
             self.warn(str(exc))
             return None
@@ -373,6 +397,57 @@ class HostRoot:
                 os.close(fd)
         except OSError as exc:
             raise HostRootError(f"{host_path}: writing {value!r} failed ({exc.strerror or exc})") from exc
+
+    def make_dirs(self, host_path: str) -> str:
+        """Make the directory ``host_path`` (and its parents) inside the root; returns its real path.
+
+        Every existing link on the path is followed inside the root, so the directories are made where
+        the host itself would make them, never outside the root.
+        """
+        real = self.path(host_path)
+        try:
+            os.makedirs(real, mode=0o755, exist_ok=True)
+        except OSError as exc:
+            raise HostRootError(
+                f"{host_path}: cannot create the directory ({exc.strerror or exc}); a file in the way must be moved"
+            ) from exc
+        if not self._inside(os.path.realpath(real)):  # a link swapped in while it was made
+            raise HostRootError(f"{host_path}: resolves outside the root {self.root}; not made")
+        if not os.path.isdir(real):
+            raise HostRootError(f"{host_path}: is not a directory; move it away")
+        return real
+
+    def symlink(self, host_path: str, target: str) -> bool:
+        """Make ``host_path`` a symbolic link to ``target`` (as ``ln -sfn`` would, atomically); True when changed.
+
+        The link's directory is resolved inside the root (made when missing); an existing link there is
+        replaced, a file or directory is refused. ``target`` is written as given: the host resolves it.
+        """
+        parts = [p for p in host_path.split("/") if p and p != "."]
+        if not parts or parts[-1] == "..":
+            raise HostRootError(f"{host_path}: names no link under the root; give a link's path")
+        directory = self.make_dirs("/" + "/".join(parts[:-1]))
+        real = os.path.join(directory, parts[-1])
+        try:
+            info = os.lstat(real)
+        except FileNotFoundError:
+            info = None
+        if info is not None:
+            if not stat.S_ISLNK(info.st_mode):
+                raise HostRootError(f"{host_path}: is {_kind(info.st_mode)}; refusing to replace it with a link")
+            if os.readlink(real) == target:
+                return False
+        temp = os.path.join(directory, f".accel-link-{os.getpid()}-{parts[-1]}"[:255])
+        try:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+            os.symlink(target, temp)
+            os.replace(temp, real)
+        except OSError as exc:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+            raise HostRootError(f"{host_path}: cannot make the link ({exc.strerror or exc})") from exc
+        return True
 
     def remove(self, host_path: str) -> bool:
         """Delete the entry ``host_path`` (a link itself, not its target); True when it was there."""

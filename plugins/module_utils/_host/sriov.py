@@ -140,6 +140,8 @@ class PfChange:
 def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
     if not selectors:
         raise SriovError("devices is empty; give the PF addresses or vendor:product IDs to set VFs on")
+    if isinstance(numvfs, bool) or not isinstance(numvfs, int):
+        raise SriovError(f"numvfs {numvfs!r} is not a whole number; give the count of VFs, e.g. 8")
     if numvfs < 0:
         raise SriovError(f"numvfs {numvfs} is negative; give 0 (no VFs) or more")
     changes = []
@@ -164,7 +166,11 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
                         f"{address}: changing the VF count from {before} to {numvfs} removes VF {vf}, which is "
                         f"{user}; stop that user (shut down or migrate the instance, down the interface) and run again"
                     )
-        document = json.dumps({"address": address, "numvfs": numvfs}, indent=2, sort_keys=True) + "\n"
+        stored = {"address": address, "numvfs": numvfs}
+        problems = gpu_restore.state_problems("sriov", f"{address}.json", stored)
+        if problems:  # the boot unit would refuse this file: never store it
+            raise SriovError(f"{address}: {'; '.join(problems)}; the boot unit could not restore it")
+        document = json.dumps(stored, indent=2, sort_keys=True) + "\n"
         changes.append(PfChange(address, before, numvfs, total, host.read_text(state_path(address)), document))
     return changes
 

@@ -112,7 +112,9 @@ def parse_int_list(text: str, limit: int = MAX_CPUS) -> list[int]:
             continue
         lo, sep, hi = part.partition("-")
         if not is_decimal(lo) or (sep and not is_decimal(hi)):
-            raise ValueError(f"{part!r} is not a number or a range of numbers")
+            raise ValueError(f"{part[:40]!r} is not a number or a range of numbers")
+        if len(lo) > 9 or len(hi) > 9:
+            raise ValueError(f"{part[:40]!r} names a CPU number of more than 9 digits")
         first, last = int(lo), int(hi) if sep else int(lo)
         if last < first or len(out) + last - first + 1 > limit:
             raise ValueError(f"{part!r} is a reversed range or names more than {limit} CPUs")
@@ -131,15 +133,36 @@ def _hex_attr(host: HostRoot, path: str, pattern: re.Pattern) -> str | None:
     return match.group(1).lower()
 
 
+# The sysfs numbers read (NUMA node, VF counts, IOMMU group ids) fit 32 bits; past that a value is damage.
+MAX_SYSFS_INT = 0x7FFFFFFF
+
+
+def small_int(text: str | None) -> int | None:
+    """A decimal whole number of at most 10 digits and at most MAX_SYSFS_INT, or None (checked on the
+    text: a 5,000-digit number is never converted)."""
+    if not is_decimal(text) or len(text) > 10:
+        return None
+    number = int(text)
+    return number if number <= MAX_SYSFS_INT else None
+
+
 def _int_attr(host: HostRoot, path: str) -> int | None:
     value = host.read_attr(path)
     if value is None:
         return None
+    text = value[1:] if value.startswith("-") else value
+    if len(text) > 18:
+        host.warn(f"{path}: a number of {len(text):,} characters ({value[:20]!r}...); ignored")
+        return None
     try:
-        return int(value, 0)
+        number = int(value, 0)
     except ValueError:
         host.warn(f"{path}: not an integer ({value[:40]!r})")
         return None
+    if abs(number) > MAX_SYSFS_INT:
+        host.warn(f"{path}: {number} is out of range (at most {MAX_SYSFS_INT}); ignored")
+        return None
+    return number
 
 
 def _link_name(host: HostRoot, path: str) -> str | None:
@@ -167,14 +190,13 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
     dev.numa_node = numa if numa is not None and numa >= 0 else None
     group = _link_name(host, f"{path}/iommu_group")
     if group is not None:
-        try:
-            dev.iommu_group = int(group)
-        except ValueError:
-            host.warn(f"{path}/iommu_group: link target {group!r} is not a group number")
+        dev.iommu_group = small_int(group)
+        if dev.iommu_group is None:
+            host.warn(f"{path}/iommu_group: link target {group[:40]!r} is not a group number")
     physfn = _link_name(host, f"{path}/physfn")
     dev.physfn = physfn if physfn and is_normal_address(physfn) else None
     entries = host.listdir(path)
-    virtfns = sorted((int(e[6:]), e) for e in entries if e.startswith("virtfn") and is_decimal(e[6:]))
+    virtfns = sorted((small_int(e[6:]), e) for e in entries if e.startswith("virtfn") and small_int(e[6:]) is not None)
     for _unused, entry in virtfns:
         vf = _link_name(host, f"{path}/{entry}")
         if vf and is_normal_address(vf):
@@ -243,6 +265,9 @@ def read_numa_nodes(host: HostRoot) -> list[NumaNode]:
     for entry in host.listdir("/sys/devices/system/node"):
         if not (entry.startswith("node") and is_decimal(entry[4:])):
             continue
+        if small_int(entry[4:]) is None:
+            host.warn(f"/sys/devices/system/node/{entry[:24]}...: a node number out of range; skipped")
+            continue
         base = f"/sys/devices/system/node/{entry}"
         cpulist = host.read_attr(f"{base}/cpulist")
         try:
@@ -254,11 +279,13 @@ def read_numa_nodes(host: HostRoot) -> list[NumaNode]:
         meminfo = host.read_text(f"{base}/meminfo")
         if meminfo:
             match = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
-            if match:
+            if match and len(match.group(1)) > 18:
+                host.warn(f"{base}/meminfo: MemTotal is a number of {len(match.group(1)):,} digits; ignored")
+            elif match:
                 memory_mb = int(match.group(1)) // 1024
             else:
                 host.warn(f"{base}/meminfo: no MemTotal line")
-        nodes.append(NumaNode(id=int(entry[4:]), cpus=cpus, memory_mb=memory_mb))
+        nodes.append(NumaNode(id=small_int(entry[4:]), cpus=cpus, memory_mb=memory_mb))
     return sorted(nodes, key=lambda n: n.id)
 
 
@@ -288,11 +315,11 @@ def read_host(host: HostRoot) -> HostHardware:
             devices[address] = device
     groups: dict[int, list[str]] = {}
     for name in host.listdir("/sys/kernel/iommu_groups"):
-        if not is_decimal(name):
+        if small_int(name) is None:
             continue
         members = [m for m in host.listdir(f"/sys/kernel/iommu_groups/{name}/devices") if is_normal_address(m)]
         if members:
-            groups[int(name)] = sorted(members)
+            groups[small_int(name)] = sorted(members)
     # A device whose iommu_group link exists but whose group directory was not listed still counts.
     for device in devices.values():
         if device.iommu_group is not None:

@@ -153,14 +153,14 @@ def plan(host: HostRoot, selectors: list[str], wanted: str, vfs: int | None) -> 
             writes.append((vf, before, after))
         # clears first, so the type's capacity is free before it is taken
         writes.sort(key=lambda w: w[2] != 0)
-        document = (
-            json.dumps(
-                {"address": address, "type_id": type_id, "type_name": offered[type_id], "vfs": targets},
-                indent=2,
-                sort_keys=True,
+        stored = {"address": address, "type_id": type_id, "type_name": offered[type_id], "vfs": targets}
+        problems = gpu_restore.state_problems("vgpu", f"{address}.json", stored)
+        if problems:  # the boot unit would refuse this file: never store it, never write the type
+            raise VgpuError(
+                f"{address}: {'; '.join(problems)}; the driver offers a type the boot unit could not restore, "
+                "pick another type"
             )
-            + "\n"
-        )
+        document = json.dumps(stored, indent=2, sort_keys=True) + "\n"
         plans.append(
             GpuPlan(
                 address,

@@ -70,5 +70,9 @@ def custom_name_problem(name: object) -> str | None:
     if len(name) > MAX_NAME_LENGTH:
         return f"is {len(name)} characters long; Placement allows at most {MAX_NAME_LENGTH}"
     if not _CUSTOM.fullmatch(name):
-        return f"does not match {CUSTOM_PATTERN}; did you mean {normalize(name)!r}?"
+        proposal = normalize(name)
+        if proposal in (CUSTOM_PREFIX, name):
+            # Nothing but the prefix (or only characters the normaliser drops) is left to propose.
+            return f"does not match {CUSTOM_PATTERN}; give at least one of A-Z, 0-9 or _ after {CUSTOM_PREFIX}"
+        return f"does not match {CUSTOM_PATTERN}; did you mean {proposal!r}?"
     return None

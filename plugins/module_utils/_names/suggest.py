@@ -7,14 +7,22 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import CUSTOM_PREFIX, MAX_NAME_LENGTH
+
 
 def suggest(name: str, known: Iterable[str], limit: int = 3) -> list[str]:
     """Known names close to ``name``, best first.
 
     Names ending in the same model token (CUSTOM_GPU_T4 and CUSTOM_NVIDIA_T4) come first, then names
-    that are nearly the same string (within 0.1 of the best similarity, at least 0.75).
+    that are nearly the same string (within 0.1 of the best similarity, at least 0.75). A name longer
+    than Placement allows (255 characters) gets no suggestion, and neither does the prefix ``CUSTOM_``
+    alone: comparing strings costs their lengths multiplied, and neither can be a misspelling of a name.
     """
-    pool = sorted(set(known) - {name})
+    if not isinstance(name, str) or len(name) > MAX_NAME_LENGTH or name in ("", CUSTOM_PREFIX):
+        return []
+    pool = sorted(
+        k for k in set(known) if isinstance(k, str) and len(k) <= MAX_NAME_LENGTH and k not in (name, CUSTOM_PREFIX)
+    )
     tail = name.rsplit("_", 1)[-1]
     same_model = [k for k in pool if len(tail) >= 2 and k.rsplit("_", 1)[-1] == tail]
     scored = sorted(((difflib.SequenceMatcher(None, name, k).ratio(), k) for k in pool), reverse=True)

@@ -67,3 +67,53 @@ def directory_problem(value: object) -> str | None:
     if ".." in value.split("/"):
         return "contains '..'; give the directory itself"
     return None
+
+
+MAX_JSON_DEPTH = 64
+
+
+def load_json(text: str, max_depth: int = MAX_JSON_DEPTH):
+    """``json.loads`` for a file the collection reads back, refusing (ValueError) what would make the
+    parser recurse without end (a document nested more than ``max_depth`` deep), non-finite numbers
+    (``NaN``, ``Infinity``, ``1e999``) and whole numbers of more than 18 digits, each with a message of its
+    own."""
+    import json
+
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise ValueError(f"nested more than {max_depth} levels deep")
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+
+    def constant(name: str):
+        raise ValueError(f"holds {name}, which is not a number JSON allows")
+
+    def whole(digits: str) -> int:
+        if len(digits.lstrip("-")) > 18:
+            raise ValueError(f"holds a whole number of {len(digits.lstrip('-')):,} digits; at most 18 are read")
+        return int(digits)
+
+    def real(digits: str) -> float:
+        number = float(digits)
+        if number in (float("inf"), float("-inf")):
+            raise ValueError(f"holds {digits[:20]!r}, a number too large to be finite")
+        return number
+
+    try:
+        return json.loads(text, parse_constant=constant, parse_int=whole, parse_float=real)
+    except RecursionError:  # pragma: no cover - the scan above stops it first
+        raise ValueError(f"nested more than {max_depth} levels deep") from None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import custom_name_problem
+from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_FIELDS
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
@@ -334,9 +335,16 @@ def duplicate_providers(document: dict | None) -> list[str]:
     return twice
 
 
+# Placement's integer columns (an inventory total above this is refused by Placement's schema).
+PLACEMENT_MAX_INT = 0x7FFFFFFF
+
+
 def _check_host_input(host: HostInput, errors: list[str]) -> None:
     for index, provider in enumerate(host.extra_providers, start=1):
-        if provider_identity(provider) is None:
+        ident = provider.get("identification") if isinstance(provider, dict) else None
+        if isinstance(ident, dict) and any(not isinstance(v, str) for v in ident.values() if v is not None):
+            errors.append(f"{host.name}: provider_config entry {index}: identification values must be text")
+        elif provider_identity(provider) is None:
             errors.append(
                 f"{host.name}: provider_config entry {index} has no identification; give "
                 "identification: {uuid: ...} or {name: ...} as Nova's provider config schema asks"
@@ -352,10 +360,27 @@ def _check_host_input(host: HostInput, errors: list[str]) -> None:
                 f"{host.name}: compute node inventory {resource_class!r} is not a custom resource class "
                 f"(Nova's provider config only adds CUSTOM_ classes): it {problem}"
             )
-        total = amount if isinstance(amount, int) else (amount or {}).get("total")
-        if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+        if isinstance(amount, int):
+            total = amount
+        elif isinstance(amount, dict):
+            total = amount.get("total")
+            numbers = {field: (int, float) if field == "allocation_ratio" else (int,) for field in INVENTORY_FIELDS}
+            odd = sorted(
+                str(key)
+                for key, value in amount.items()
+                if key not in numbers or isinstance(value, bool) or not isinstance(value, numbers[key])
+            )
+            if odd:
+                errors.append(
+                    f"{host.name}: compute node inventory {resource_class}: {', '.join(odd)} must be one of "
+                    f"{', '.join(INVENTORY_FIELDS)} with a number"
+                )
+        else:  # a string or a list: neither a total nor an inventory
+            total = None
+        if isinstance(total, bool) or not isinstance(total, int) or not 1 <= total <= PLACEMENT_MAX_INT:
             errors.append(
-                f"{host.name}: compute node inventory {resource_class} needs a whole-number total of at least 1"
+                f"{host.name}: compute node inventory {resource_class} needs a whole-number total from 1 to "
+                f"{PLACEMENT_MAX_INT} (a number, or {{total: N}})"
             )
 
 
@@ -396,6 +421,8 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
             )
     aliases, alias_errors = alias_values(policy, selections)
     errors.extend(alias_errors)
+    if errors:  # before the provider configs are built from the hosts' inputs these errors describe
+        raise RenderError(errors)
     provider_configs = {h.name: doc for h in hosts if (doc := provider_config(h, selections[h.name])) is not None}
     for name, document in provider_configs.items():
         for identity in duplicate_providers(document):

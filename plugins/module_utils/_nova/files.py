@@ -29,6 +29,7 @@ provider config file is ours entirely (JSON, which is YAML and needs no YAML lib
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 
@@ -36,6 +37,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import (
     component_problem,
     directory_problem,
@@ -283,6 +285,10 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
         facts = raw.get("facts") or {}
         if not isinstance(facts, dict):
             raise LayoutError(f"hosts item {index} ({raw['name']}): facts must be the host's accel_* facts")
+        try:
+            facts = host_facts(facts, f"hosts item {index} ({raw['name']}): facts")
+        except InputError as exc:
+            raise LayoutError(f"{exc.msg}; run the discover stage for that host again") from None
         hosts.append(
             HostInput(
                 name=raw["name"],
@@ -294,6 +300,20 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
             )
         )
     return hosts
+
+
+_FILTER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def filter_name_problem(name: object) -> str | None:
+    """Why ``name`` is not one scheduler filter class name: a comma would make it several filters in the
+    written list (and the list grow on every run), a space or control character a different name."""
+    if isinstance(name, str) and _FILTER_NAME.fullmatch(name):
+        return None
+    return (
+        "is not one scheduler filter class name (letters, digits and _, such as PciPassthroughFilter); "
+        "give each filter as its own list item"
+    )
 
 
 def check_names(params: dict) -> None:
@@ -313,6 +333,8 @@ def check_names(params: dict) -> None:
         checks.append((f"kolla_control_hosts[{index}]", name, component_problem))
     checks += [(option, params.get(option), directory_problem) for option in ("config_dir", "provider_config_dir")]
     checks.append(("kolla_inventory", params.get("kolla_inventory"), text_problem))
+    for index, name in enumerate(params.get("enabled_filters") or [], start=1):
+        checks.append((f"enabled_filters[{index}]", name, filter_name_problem))
     problems = []
     for label, value, check in checks:
         problem = check(value) if value is not None else None

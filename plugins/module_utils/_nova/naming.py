@@ -135,7 +135,8 @@ def device_trait_problem(name: object) -> str | None:
             f"{did_you_mean(name, STANDARD_TRAITS)}; Nova would report it as "
             f"{normalize(name, keep_custom_word=True)!r}: write that"
         )
-    suggestion = f"e.g. {normalize(name)!r}, " if isinstance(name, str) and name else ""
+    proposal = normalize(name) if isinstance(name, str) and name else ""
+    suggestion = f"e.g. {proposal!r}, " if proposal and proposal != "CUSTOM_" else ""
     return (
         "is neither a custom trait (CUSTOM_[A-Z0-9_]+) nor a standard os-traits name; write a custom trait, "
         f"{suggestion}or a standard one such as 'HW_GPU_API_VULKAN'"

@@ -6,6 +6,11 @@
 entry and returns either the typed entries or one error per bad field, each naming the entry, the
 field and the fix. Nothing here reads hosts: matching entries against discovery facts lives in
 :mod:`._nova_config`.
+
+Entries with ``mode: baremetal`` describe whole Ironic nodes (how many GPUs of a model a node holds, its
+interconnect, the node's resource class), not devices Nova passes through: they are validated with the
+rest, but :func:`parse_policy` leaves them out of what it returns, so the host and Nova stages never see
+them; :func:`baremetal_policy` returns them for the Ironic side.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_pci_id, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.address_pattern import AddressPattern
 
-MODES = ("passthrough", "vgpu", "mig", "none")
+MODES = ("passthrough", "vgpu", "mig", "none", "baremetal")
 KNOWN_KEYS = (
     "name",
     "vendor_id",
@@ -37,10 +43,25 @@ KNOWN_KEYS = (
     "mig_layout",
     "vfs",
     "sriov_numvfs",
+    "count",
+    "model",
+    "interconnect",
 )
 # Keys that only mean something for one mode.
 PASSTHROUGH_ONLY = ("resource_class", "numa_policy", "device_type", "live_migratable")
 VGPU_ONLY = ("mdev_type", "mdev_class", "max_instances")
+# The SR-IOV capability counts VFs in 16 bits.
+MAX_VFS = 65535
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` for a message, short; a whole number too large to print is described instead."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return "(a number of more than 19 digits)"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 ALIAS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,255}\Z")
 MDEV_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 TRUE_STRINGS = ("true", "yes", "on", "1")
@@ -48,6 +69,24 @@ FALSE_STRINGS = ("false", "no", "off", "0")
 # Nova's device_spec tags for one-time-use devices and Neutron SR-IOV (parsed by _parse_nova_tags).
 NOVA_TAG_KEYS = ("one_time_use", "physical_network", "trusted", "remote_managed")
 NOVA_BOOL_TAGS = ("one_time_use", "trusted", "remote_managed")
+# mode baremetal: the keys it takes, the interconnects it knows, and the bound on GPUs per node.
+BAREMETAL_KEYS = (
+    "name",
+    "vendor_id",
+    "product_id",
+    "mode",
+    "count",
+    "model",
+    "interconnect",
+    "resource_class",
+    "traits",
+)
+BAREMETAL_ONLY = ("count", "model", "interconnect")
+INTERCONNECTS = ("pcie", "nvlink", "nvswitch")
+MAX_GPUS_PER_NODE = 64
+# Ironic's node resource_class: at most 80 characters; Nova turns it into CUSTOM_<UPPER, _ for the rest>.
+IRONIC_RESOURCE_CLASS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}\Z")
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
 class PolicyError(AccelError):
@@ -91,6 +130,10 @@ class PolicyEntry:
     physical_network: str | None = None
     trusted: bool | None = None
     remote_managed: bool | None = None
+    # mode baremetal (see :func:`_parse_baremetal`).
+    count: int | None = None
+    model: str | None = None
+    interconnect: str | None = None
     raw: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -184,6 +227,8 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         errors.append(f"{label}: must be a mapping with name, vendor_id, product_id and mode, got {raw!r}")
         return None
     before = len(errors)
+    if raw.get("mode") == "baremetal":
+        return _parse_baremetal(index, label, raw, errors)
     known = KNOWN_KEYS + NOVA_TAG_KEYS
     unknown = sorted(set(raw) - set(known))
     for key in unknown:
@@ -273,7 +318,10 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            errors.append(f"{label}: {key} {value!r} must be a whole number of at least {least}")
+            errors.append(f"{label}: {key} {_shown(value)} must be a whole number of at least {least}")
+        elif value > MAX_VFS:
+            # sriov_numvfs is a 16-bit number in the PCI SR-IOV capability.
+            errors.append(f"{label}: {key} {_shown(value)} is more than {MAX_VFS}, the most VFs a PF has")
         else:
             counts[key] = value
     if raw.get("vfs") is not None and mode not in ("vgpu", "mig"):
@@ -316,6 +364,10 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
 
     tags = _parse_nova_tags(label, raw, mode, errors)
 
+    for key in BAREMETAL_ONLY:
+        if raw.get(key) is not None:
+            errors.append(f"{label}: {key} applies to mode baremetal only (whole Ironic nodes); remove it")
+
     if len(errors) > before:
         return None
     return PolicyEntry(
@@ -340,6 +392,78 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         address_patterns=tuple(patterns),
         raw=dict(raw),
         **tags,
+    )
+
+
+def _parse_baremetal(index: int, label: str, raw: dict, errors: list[str]) -> PolicyEntry | None:
+    """An Ironic node class: nodes whose inspected inventory holds ``count`` GPUs ``vendor_id:product_id``
+    (and, with ``interconnect: nvswitch``, NVIDIA NVSwitch bridges) get ``resource_class`` and the traits."""
+    before = len(errors)
+    for key in sorted(set(raw) - set(BAREMETAL_KEYS)):
+        errors.append(
+            f"{label}: {key} does not apply to mode baremetal (a whole Ironic node); "
+            f"the keys are {', '.join(BAREMETAL_KEYS)}"
+        )
+    name = raw.get("name")
+    if not isinstance(name, str) or not ALIAS_NAME.match(name):
+        errors.append(f"{label}: name {name!r} must be letters, digits, '_', '.' or '-', e.g. 'hgx-h100x8'")
+    vendor_id = _hex4(label, "vendor_id", raw.get("vendor_id"), "10de", errors)
+    product_id = _hex4(label, "product_id", raw.get("product_id"), "2330", errors)
+    count = raw.get("count")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GPUS_PER_NODE:
+        errors.append(
+            f"{label}: count {count!r} must be the number of these GPUs in one node, 1 to {MAX_GPUS_PER_NODE}"
+        )
+    resource_class = raw.get("resource_class")
+    if not isinstance(resource_class, str) or not IRONIC_RESOURCE_CLASS.match(resource_class):
+        errors.append(
+            f"{label}: resource_class {resource_class!r} must be the Ironic node's resource class: up to 80 "
+            "letters, digits, '_', '.' or '-', e.g. 'GPU_H100X8' (flavors then ask resources:CUSTOM_GPU_H100X8=1)"
+        )
+    elif re.match(r"(?i)custom[^0-9a-z]", resource_class):
+        suggestion = normalize(resource_class)[len("CUSTOM_") :]
+        errors.append(
+            f"{label}: resource_class {resource_class!r} starts with CUSTOM_; an Ironic node's class is written "
+            f"without it (Nova adds CUSTOM_ and would report {normalize(resource_class, keep_custom_word=True)}): "
+            f"write {suggestion!r}"
+        )
+    model = raw.get("model", name)
+    if not isinstance(model, str) or not MODEL_NAME.match(model):
+        errors.append(
+            f"{label}: model {model!r} must be a short model name such as 'H100' (it names CUSTOM_GPU_<MODEL>)"
+        )
+    interconnect = raw.get("interconnect", "pcie")
+    if interconnect not in INTERCONNECTS:
+        errors.append(
+            f"{label}: interconnect {interconnect!r} is not one of {', '.join(INTERCONNECTS)} "
+            "(nvswitch: HGX boards whose NVSwitch bridges the inspection sees; nvlink: NVLink bridges)"
+        )
+    trait_list: list[str] = []
+    traits = raw.get("traits")
+    if traits is not None:
+        if not isinstance(traits, list):
+            errors.append(f"{label}: traits must be a list of custom traits like ['CUSTOM_HGX']")
+        else:
+            for trait in traits:
+                problem = naming.trait_problem(trait)
+                if problem:
+                    errors.append(f"{label}: traits item {trait!r} {problem}")
+                else:
+                    trait_list.append(trait)
+    if len(errors) > before:
+        return None
+    return PolicyEntry(
+        index=index,
+        name=name,
+        vendor_id=vendor_id,
+        product_id=product_id,
+        mode="baremetal",
+        resource_class=resource_class,
+        traits=tuple(trait_list),
+        count=count,
+        model=model,
+        interconnect=interconnect,
+        raw=dict(raw),
     )
 
 
@@ -401,6 +525,8 @@ def _parse_nova_tags(label: str, raw: dict, mode: object, errors: list[str]) -> 
 
 def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
     """Checks between entries that hold whatever the hosts look like."""
+    _baremetal_cross_checks([e for e in entries if e.mode == "baremetal"], errors)
+    entries = [e for e in entries if e.mode != "baremetal"]
     by_name: dict[str, PolicyEntry] = {}
     for entry in entries:
         first = by_name.setdefault(entry.name, entry)
@@ -471,10 +597,31 @@ def _cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
                     )
 
 
-def parse_policy(raw: object, option: str | None = None) -> list[PolicyEntry]:
+def _baremetal_cross_checks(entries: list[PolicyEntry], errors: list[str]) -> None:
+    """Node classes must not overlap: one name each, and one entry per model, count and interconnect."""
+    names: dict[str, PolicyEntry] = {}
+    shapes: dict[tuple, PolicyEntry] = {}
+    for entry in entries:
+        first = names.setdefault(entry.name, entry)
+        if first is not entry:
+            errors.append(f"{entry.label}: name is already used by baremetal entry {first.index}; rename one")
+        # Inspection tells NVSwitch boards from the rest; NVLink bridges and plain PCIe look alike.
+        shape = (entry.vendor_id, entry.product_id, entry.count, entry.interconnect == "nvswitch")
+        other = shapes.setdefault(shape, entry)
+        if other is not entry:
+            errors.append(
+                f"{entry.label}: nodes with {entry.count} x {entry.vendor_id}:{entry.product_id} "
+                f"({entry.interconnect}) are already given a class by entry {other.index} ({other.interconnect}); "
+                "inspection cannot tell them apart (only NVSwitch bridges show on PCI): merge them or change "
+                "count or interconnect"
+            )
+
+
+def parse_policy(raw: object, option: str | None = None, baremetal: bool = False) -> list[PolicyEntry]:
     """Validate ``accel_device_policy``; raise :class:`PolicyError` with one message per bad field.
 
-    ``option`` names the module option the policy came from, for the error message.
+    ``option`` names the module option the policy came from, for the error message. Entries with
+    ``mode: baremetal`` are validated but returned only with ``baremetal=True`` (then only they are).
     """
     if raw is None:
         return []
@@ -489,7 +636,12 @@ def parse_policy(raw: object, option: str | None = None) -> list[PolicyEntry]:
         _cross_checks(entries, errors)
     if errors:
         raise PolicyError(errors, option)
-    return entries
+    return [e for e in entries if (e.mode == "baremetal") == baremetal]
+
+
+def baremetal_policy(raw: object, option: str | None = None) -> list[PolicyEntry]:
+    """The ``mode: baremetal`` entries of a valid policy (the whole policy is validated)."""
+    return parse_policy(raw, option, baremetal=True)
 
 
 def policy_errors(raw: object) -> list[str]:

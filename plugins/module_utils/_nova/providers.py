@@ -5,8 +5,10 @@
 The prediction follows Nova 34 (libvirt driver, PCI-in-Placement translator):
 
 - the compute node provider, named after the hypervisor hostname, with VCPU (every CPU of every NUMA
-  node), MEMORY_MB (their memory; ``reserved_host_memory_mb`` reserved) and DISK_GB (given: facts do
-  not tell how large the instance store is; 0 leaves DISK_GB out);
+  node), MEMORY_MB (their memory; ``reserved_host_memory_mb`` reserved) and DISK_GB. Facts do not tell
+  how large the instance store is: ``disk_gb`` gives it; unset (None), DISK_GB is predicted with
+  Placement's largest total (``UNKNOWN_DISK_GB``), so the prediction never invents a disk limit the
+  real host may not have (nova-compute reports the real size); 0 leaves DISK_GB out;
 - with ``report_in_placement``, one provider per passed-through device (type-PCI / type-PF) named
   ``<hostname>_<ADDRESS>``, and one per PF whose VFs are passed through, counting the VFs; devices
   whose entry has a ``physical_network`` (Neutron's) get none. A ``one_time_use`` device's provider
@@ -25,6 +27,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import (
     INVENTORY_DEFAULTS,
     INVENTORY_FIELDS,
+    MAX_INT,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
@@ -34,8 +37,10 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.selection im
     select,
 )
 
+# Placement's largest inventory total: DISK_GB of a host whose instance store size is unknown.
+UNKNOWN_DISK_GB = MAX_INT
 DEFAULTS = {
-    "disk_gb": 0,
+    "disk_gb": None,
     "cpu_allocation_ratio": 4.0,
     "ram_allocation_ratio": 1.0,
     "disk_allocation_ratio": 1.0,
@@ -90,10 +95,9 @@ def _compute_node(hostname: str, facts: dict, options: dict) -> dict:
         inventories["MEMORY_MB"] = inventory(
             memory_mb, options["reserved_host_memory_mb"], options["ram_allocation_ratio"]
         )
-    if options["disk_gb"]:
-        inventories["DISK_GB"] = inventory(
-            options["disk_gb"], options["reserved_host_disk_gb"], options["disk_allocation_ratio"]
-        )
+    disk_gb = _disk_gb(options["disk_gb"])
+    if disk_gb:
+        inventories["DISK_GB"] = inventory(disk_gb, options["reserved_host_disk_gb"], options["disk_allocation_ratio"])
     for resource_class, amount in sorted((options.get("provider_inventories") or {}).items()):
         inventories[resource_class] = inventory(**_inventory_args(amount))
     traits = {naming.TRAIT_COMPUTE_NODE, naming.TRAIT_OWNER_NOVA} | set(options.get("provider_traits") or [])
@@ -104,6 +108,18 @@ def _compute_node(hostname: str, facts: dict, options: dict) -> dict:
         "traits": sorted(traits),
         "aggregates": [],
     }
+
+
+def _disk_gb(value: object) -> int:
+    """DISK_GB's total: the given size, UNKNOWN_DISK_GB when unknown, 0 (no DISK_GB) when 0."""
+    if value is None:
+        return UNKNOWN_DISK_GB
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= UNKNOWN_DISK_GB:
+        raise PredictionError(
+            f"disk_gb is {value!r}; give the instance store's size in GB (1 to {UNKNOWN_DISK_GB}), 0 to leave "
+            "DISK_GB out, or nothing when it is unknown (then DISK_GB never limits the prediction)"
+        )
+    return value
 
 
 def _inventory_args(amount: object) -> dict:

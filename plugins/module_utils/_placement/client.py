@@ -56,6 +56,45 @@ def query(params: dict[str, Any] | None) -> str:
     return "?" + urllib.parse.urlencode(params, doseq=True, safe=":,!")
 
 
+class PlacementAnswerError(PlacementError):
+    """Placement (or what answers at its endpoint) sent JSON of the wrong shape; the message names the call."""
+
+
+_KINDS = {
+    "list": (list, "a list"),
+    "dict": (dict, "a mapping"),
+    "str": (str, "a string"),
+    "int": (int, "a whole number"),
+    "number": ((int, float), "a number"),
+}
+
+
+def _kind_of(value: Any) -> str:
+    for kind, words in _KINDS.values():
+        if isinstance(value, kind) and not isinstance(value, bool):
+            return words
+    return "null" if value is None else type(value).__name__
+
+
+def _expect(value: Any, kind: str, what: str, call: str, optional: bool = False) -> Any:
+    """``value`` when it is of ``kind``; else PlacementAnswerError naming the call and the field."""
+    expected, words = _KINDS[kind]
+    if (value is None and optional) or (isinstance(value, expected) and not isinstance(value, bool)):
+        return value
+    raise PlacementAnswerError(
+        f"Placement answered {call} with {what} as {_kind_of(value)} where Placement gives {words}; "
+        "check that the endpoint is a Placement API (the auth options or the cloud's catalog may point "
+        "elsewhere)"
+    )
+
+
+def _names(body: Any, key: str, call: str) -> list[str]:
+    items = _expect(_expect(body, "dict", "the body", call).get(key), "list", key, call)
+    for index, item in enumerate(items):
+        _expect(item, "str", f"{key}[{index}]", call)
+    return items
+
+
 class PlacementClient:
     """Placement calls used by the collection. ``adapter`` is ``conn.placement`` (a keystoneauth adapter)."""
 
@@ -98,8 +137,22 @@ class PlacementClient:
 
     # -- resource classes ---------------------------------------------------------------------
     def resource_classes(self) -> list[str]:
-        body = self.request("GET", "/resource_classes")[1]
-        return sorted(rc["name"] for rc in body["resource_classes"])
+        call = "GET /resource_classes"
+        body = _expect(self.request("GET", "/resource_classes")[1], "dict", "the body", call)
+        items = _expect(body.get("resource_classes"), "list", "resource_classes", call)
+        return sorted(
+            _expect(_expect(rc, "dict", f"resource_classes[{i}]", call).get("name"), "str", "a name", call)
+            for i, rc in enumerate(items)
+        )
+
+    def custom_resource_classes(self) -> list[str]:
+        """Every custom resource class that exists, whether or not a provider has inventory of it."""
+        return [name for name in self.resource_classes() if name.startswith("CUSTOM_")]
+
+    def custom_traits(self) -> list[str]:
+        """Every custom trait that exists, whether or not a provider has it."""
+        body = self.request("GET", "/traits" + query({"name": "startswith:CUSTOM_"}))[1]
+        return sorted(_names(body, "traits", "GET /traits"))
 
     def _ensure(self, path: str) -> bool:
         """PUT a custom name (resource class, 1.7 semantics, or trait); True when it was created."""
@@ -126,7 +179,7 @@ class PlacementClient:
         if associated is not None:
             params["associated"] = "true" if associated else "false"
         body = self.request("GET", "/traits" + query(params))[1]
-        return sorted(body["traits"])
+        return sorted(_names(body, "traits", "GET /traits"))
 
     def ensure_trait(self, name: str) -> bool:
         return self._ensure(f"/traits/{name}")
@@ -138,8 +191,17 @@ class PlacementClient:
     def providers(self, **filters: Any) -> list[dict]:
         """GET /resource_providers with Placement's filters (name, uuid, in_tree, required, member_of)."""
         params = {k: v for k, v in filters.items() if v is not None}
-        body = self.request("GET", "/resource_providers" + query(params))[1]
-        return body["resource_providers"]
+        call = "GET /resource_providers"
+        body = _expect(self.request("GET", "/resource_providers" + query(params))[1], "dict", "the body", call)
+        records = _expect(body.get("resource_providers"), "list", "resource_providers", call)
+        for index, record in enumerate(records):
+            where = f"resource_providers[{index}]"
+            _expect(record, "dict", where, call)
+            for key in ("uuid", "name"):
+                _expect(record.get(key), "str", f"{where}.{key}", call)
+            for key in ("parent_provider_uuid", "root_provider_uuid"):
+                _expect(record.get(key), "str", f"{where}.{key}", call, optional=True)
+        return records
 
     def provider(self, uuid: str) -> dict | None:
         status, body = self.request("GET", f"/resource_providers/{uuid}", ok=(200, 404))
@@ -164,8 +226,16 @@ class PlacementClient:
         return status == 204
 
     def inventories(self, uuid: str) -> tuple[int, dict]:
-        body = self.request("GET", f"/resource_providers/{uuid}/inventories")[1]
-        return body["resource_provider_generation"], body["inventories"]
+        call = f"GET /resource_providers/{uuid}/inventories"
+        body = _expect(self.request("GET", f"/resource_providers/{uuid}/inventories")[1], "dict", "the body", call)
+        inventories = _expect(body.get("inventories"), "dict", "inventories", call)
+        for rc, inventory in inventories.items():
+            _expect(inventory, "dict", f"inventories.{rc}", call)
+            for field in INVENTORY_FIELDS:
+                kind = "number" if field == "allocation_ratio" else "int"
+                _expect(inventory.get(field), kind, f"inventories.{rc}.{field}", call)
+        generation = _expect(body.get("resource_provider_generation"), "int", "resource_provider_generation", call)
+        return generation, inventories
 
     def put_inventories(self, uuid: str, generation: int, inventories: dict) -> int:
         body = {"resource_provider_generation": generation, "inventories": inventories}
@@ -174,8 +244,11 @@ class PlacementClient:
 
     def _name_set(self, uuid: str, key: str) -> tuple[int, list[str]]:
         """A provider's traits or aggregates (``key``), sorted, with the provider's generation."""
+        call = f"GET /resource_providers/{uuid}/{key}"
         body = self.request("GET", f"/resource_providers/{uuid}/{key}")[1]
-        return body["resource_provider_generation"], sorted(body[key])
+        names = _names(body, key, call)
+        generation = _expect(body.get("resource_provider_generation"), "int", "resource_provider_generation", call)
+        return generation, sorted(names)
 
     def _put_name_set(self, uuid: str, key: str, generation: int, names: list[str]) -> int:
         body = {"resource_provider_generation": generation, key: sorted(names)}
@@ -195,8 +268,12 @@ class PlacementClient:
         return self._put_name_set(uuid, "aggregates", generation, aggregates)
 
     def usages(self, uuid: str) -> dict[str, int]:
-        body = self.request("GET", f"/resource_providers/{uuid}/usages")[1]
-        return body["usages"]
+        call = f"GET /resource_providers/{uuid}/usages"
+        body = _expect(self.request("GET", f"/resource_providers/{uuid}/usages")[1], "dict", "the body", call)
+        usages = _expect(body.get("usages"), "dict", "usages", call)
+        for rc, used in usages.items():
+            _expect(used, "int", f"usages.{rc}", call)
+        return usages
 
 
 # -- the fleet snapshot ---------------------------------------------------------------------------
@@ -222,15 +299,28 @@ def _select(client: PlacementClient, names: list[str] | None, tree: str | None) 
 
 
 def fleet_snapshot(
-    client: PlacementClient, names: list[str] | None = None, tree: str | None = None, usages: bool = True
+    client: PlacementClient,
+    names: list[str] | None = None,
+    tree: str | None = None,
+    usages: bool = True,
+    details: bool = True,
 ) -> dict:
     """The fleet snapshot (DESIGN section 3) of all providers, one tree, or providers matching ``names``.
 
     Calls: one provider list, then per provider one inventory read, one aggregate read and (when it has
     inventories and ``usages``) one usage read. Traits come from one list per associated trait when that
-    is fewer calls than one read per provider.
+    is fewer calls than one read per provider. Two more reads give the custom resource classes and traits
+    that exist in Placement, used or not (the snapshot's ``resource_classes`` and ``traits``): a query
+    for one of them that no provider has is an empty answer, not Placement's 400 for an unknown name.
+    Without ``details`` only the provider list is read and each provider has only its identity (``uuid``,
+    ``name``, ``parent_provider_uuid``, ``root_provider_uuid``): which providers exist, not a snapshot for
+    the solver.
     """
     records, scope = _select(client, names, tree)
+    if not details:
+        identity = ("uuid", "name", "parent_provider_uuid", "root_provider_uuid")
+        ordered = sorted(records, key=lambda r: (r["root_provider_uuid"] != r["uuid"], r["name"]))
+        return {"resource_providers": [{key: record.get(key) for key in identity} for record in ordered]}
     traits: dict[str, list[str]] = {r["uuid"]: [] for r in records}
     associated = client.traits(associated=True) if len(records) > 2 else None
     if associated is not None and len(associated) + 1 < len(records):
@@ -258,4 +348,8 @@ def fleet_snapshot(
                 "aggregates": client.aggregates(uuid)[1],
             }
         )
-    return {"resource_providers": providers}
+    return {
+        "resource_providers": providers,
+        "resource_classes": client.custom_resource_classes(),
+        "traits": client.custom_traits(),
+    }

@@ -47,9 +47,10 @@ def split_names(names: list[str], kind: str) -> tuple[list[str], list[str]]:
         elif is_standard_form(name):
             standard.add(name)
         else:
+            proposal = normalize(str(name))
             problems.append(
                 f"{kind} name {name!r} is neither a standard name nor a custom one; "
-                f"custom names look like {normalize(str(name))!r}"
+                f"custom names look like {proposal if proposal != 'CUSTOM_' else 'CUSTOM_GPU_T4'!r}"
             )
     if problems:
         raise PlacementNameError("; ".join(problems))

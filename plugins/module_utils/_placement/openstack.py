@@ -107,6 +107,7 @@ def credential_problems(params: dict) -> list[str]:
     timeout = params.get("api_timeout")
     if timeout is not None and timeout < 1:
         problems.append(f"api_timeout is {timeout}; give the seconds to wait for an answer, 1 or more")
+    problems += auth_problems(params.get("auth"), params.get("auth_type"))
     for option in CREDENTIAL_OPTIONS:
         for path, text in _secrets(params.get(option), option):
             if len(text) < MIN_SECRET_LENGTH:
@@ -116,6 +117,69 @@ def credential_problems(params: dict) -> list[str]:
                     "one (a Placement running noauth2 takes the token 'admin', which is not a secret)"
                 )
     return problems
+
+
+# keystoneauth's admin_token plugin takes exactly these (``url`` is its old name for ``endpoint``).
+ADMIN_TOKEN_KEYS = ("endpoint", "token")
+
+
+def auth_problems(auth: Any, auth_type: Any) -> list[str]:
+    """Why ``auth`` cannot reach keystoneauth as given (it would answer with a Python TypeError): a value
+    that is not text, and for ``auth_type: admin_token`` a key missing or one it does not take. Messages
+    name keys, never values."""
+    if auth is None:
+        return []
+    if not isinstance(auth, dict):
+        return [f"auth is {type(auth).__name__}; give a dict of the auth plugin's options"]
+    problems = [
+        f"auth.{key} is {type(value).__name__}; give it as text"
+        for key, value in auth.items()
+        if not isinstance(value, str | int | float | bool) and value is not None
+    ]
+    if auth_type == "admin_token":
+        keys = {"endpoint" if key == "url" else str(key) for key in auth}
+        missing = [key for key in ADMIN_TOKEN_KEYS if key not in keys]
+        extra = sorted(keys - set(ADMIN_TOKEN_KEYS))
+        if missing:
+            problems.append(
+                f"auth_type admin_token needs auth.{' and auth.'.join(missing)}; give auth: "
+                "{endpoint: <Placement URL>, token: <token>}"
+            )
+        if extra:
+            problems.append(
+                f"auth_type admin_token takes only endpoint and token; remove auth.{', auth.'.join(extra)} "
+                "(or choose the auth_type those options belong to)"
+            )
+    return problems
+
+
+def refuse_credentials(module: AnsibleModule, problems: list[str]) -> None:
+    """Fail for ``problems`` with a message Ansible does not blank out.
+
+    A refused short secret is still in ``no_log_values``, so Ansible would replace each occurrence of its
+    text in the message (a token ``e`` blanks every ``e``). The message never holds the secret (it names
+    the option and the length), so the short values are taken out of ``no_log_values`` and out of the
+    parameters Ansible echoes as ``invocation``; they are replaced there by Ansible's own placeholder."""
+    short = {
+        text
+        for option in CREDENTIAL_OPTIONS
+        for _path, text in _secrets(module.params.get(option), option)
+        if len(text) < MIN_SECRET_LENGTH
+    }
+    for option in CREDENTIAL_OPTIONS:
+        module.params[option] = _hidden(module.params.get(option), short)
+    module.no_log_values.difference_update(short)
+    module.fail_json(msg="; ".join(problems), errors=problems)
+
+
+def _hidden(value: Any, texts: set[str]) -> Any:
+    if isinstance(value, dict):
+        return {key: _hidden(item, texts) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_hidden(item, texts) for item in value]
+    if value is not None and not isinstance(value, bool) and str(value) in texts:
+        return "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+    return value
 
 
 def narrow_no_log(module: AnsibleModule) -> None:
@@ -180,7 +244,7 @@ class OpenStackModule(CollectionModule):
         narrow_no_log(self.ansible)
         problems = credential_problems(self.params)
         if problems:
-            self.ansible.fail_json(msg="; ".join(problems), errors=problems)
+            refuse_credentials(self.ansible, problems)
 
     @property
     def placement(self) -> PlacementClient:

@@ -5,7 +5,9 @@
 ``ProviderSpec`` is one declared provider (identity, parent, inventories, traits, aggregates, each set
 with its ``mode``). ``converge()`` plans every provider first (reads only), refuses the whole run when a
 declaration cannot be applied (inventory below usage, deleting a provider with allocations or
-children), then writes what differs, retrying a provider whose generation moved under it.
+children), then writes what differs, retrying a provider whose generation moved under it. Unless
+``simulate_compute``, a write that would play nova-compute is refused in the same planning step
+(``ownership.py``: one filtered provider list tells which providers belong to Nova's trees).
 
 Reading strategy: a few declarations look each provider up by name or uuid; many declarations
 (``BULK_THRESHOLD`` or more) read the provider list once and check traits and aggregates with one
@@ -36,6 +38,12 @@ from ansible_collections.accel.openstack.plugins.module_utils._placement.names i
     PlacementNameError,
     is_custom,
     name_problem,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._placement.ownership import (
+    NOVA_MARKERS,
+    NovaTrees,
+    creation_refusal,
+    write_refusals,
 )
 
 MODES = ("merge", "replace")
@@ -238,6 +246,7 @@ class Known:
     aggregates: list[str] | None = None
     traits_satisfied: bool = False
     aggregates_satisfied: bool = False
+    root_uuid: str | None = None
 
     @classmethod
     def from_record(cls, record: dict) -> Known:
@@ -246,6 +255,7 @@ class Known:
             name=record["name"],
             parent_uuid=record.get("parent_provider_uuid"),
             generation=record["generation"],
+            root_uuid=record.get("root_provider_uuid") or record["uuid"],
         )
 
     def view(self) -> dict:
@@ -291,11 +301,14 @@ class Converger:
         check_mode: bool = False,
         max_retries: int = MAX_RETRIES,
         bulk: bool | None = None,
+        simulate_compute: bool = False,
     ):
         self.client = client
         self.specs = specs
         self.check_mode = check_mode
         self.max_retries = max_retries
+        self.simulate_compute = simulate_compute
+        self._nova_trees: NovaTrees | None = None
         self.bulk = len(specs) >= BULK_THRESHOLD if bulk is None else bulk
         self.by_name: dict[str, Known] = {}
         self.by_uuid: dict[str, Known] = {}
@@ -399,12 +412,67 @@ class Converger:
     # -- planning --------------------------------------------------------------------------
     def plan_present(self, spec: ProviderSpec, known: Known | None, refusals: list[str]) -> None:
         if known is None:
+            refusals.extend(self.creation_refusals(spec))
             return
         self.read_details(spec, known)
+        ownership = self.ownership_refusals(spec, known)
+        if ownership:
+            refusals.extend(ownership)
+            return
         if spec.inventories is not None:
             target = target_inventories(known.inventories, spec.inventories, spec.inventories_mode)
             if inventories_differ(known.inventories, target) and self._lowers(known.inventories, target):
                 refusals.extend(usage_refusals(known.name, target, self.client.usages(known.uuid)))
+
+    # -- ownership (see ownership.py) ------------------------------------------------------
+    def in_nova_tree(self, known: Known) -> bool:
+        """Whether ``known`` belongs to a nova-compute tree (one filtered provider list per run)."""
+        if self._nova_trees is None:
+            self._nova_trees = NovaTrees.from_records(self.client.providers(required=NOVA_MARKERS))
+        return self._nova_trees.owns(known.uuid, known.root_uuid)
+
+    def creation_refusals(self, spec: ProviderSpec) -> list[str]:
+        if self.simulate_compute:
+            return []
+        parent = self.locate_parent(spec.parent) if spec.parent else None
+        nova_parent = parent.name if parent is not None and self.in_nova_tree(parent) else None
+        refusal = creation_refusal(spec.label, nova_parent, spec.inventories, spec.traits)
+        return [refusal] if refusal else []
+
+    def ownership_refusals(self, spec: ProviderSpec, known: Known) -> list[str]:
+        """The writes ``spec`` would make to a provider of a nova-compute tree (none when simulating)."""
+        if self.simulate_compute or not self.in_nova_tree(known):
+            return []
+        renamed = bool(spec.name and spec.uuid and spec.name != known.name)
+        reparented = False
+        if spec.parent:
+            parent = self.locate_parent(spec.parent)
+            reparented = parent is None or parent.uuid != known.parent_uuid
+        changed_classes = None
+        if spec.inventories is not None and known.inventories is not None:
+            target = target_inventories(known.inventories, spec.inventories, spec.inventories_mode)
+            changed_classes = sorted(
+                rc
+                for rc in set(known.inventories) | set(target)
+                if rc not in known.inventories
+                or rc not in target
+                or not _same_inventory(known.inventories[rc], target[rc])
+            )
+        pairs: dict[str, tuple[list[str], list[str]] | None] = {}
+        for kind in ("traits", "aggregates"):
+            declared, current = getattr(spec, kind), getattr(known, kind)
+            if declared is None or current is None or getattr(known, f"{kind}_satisfied"):
+                pairs[kind] = None
+            else:
+                pairs[kind] = (current, target_set(current, declared, getattr(spec, f"{kind}_mode")))
+        return write_refusals(
+            known.name,
+            renamed=renamed,
+            reparented=reparented,
+            inventories=changed_classes,
+            traits=pairs["traits"],
+            aggregates=pairs["aggregates"],
+        )
 
     @staticmethod
     def _lowers(current: dict, target: dict) -> bool:
@@ -412,6 +480,9 @@ class Converger:
 
     def plan_absent(self, spec: ProviderSpec, known: Known | None, refusals: list[str]) -> None:
         if known is None:
+            return
+        if not self.simulate_compute and self.in_nova_tree(known):
+            refusals.extend(write_refusals(known.name, deleting=True))
             return
         deleting = {self._lookup(s).uuid for s in self.specs if s.state == "absent" and self._lookup(s)}
         if self.all_records is not None:
@@ -490,6 +561,9 @@ class Converger:
                 )
             parent_uuid = parent.uuid
         if known is None:
+            refusals = self.creation_refusals(spec)
+            if refusals:
+                raise PlacementRefusal("; ".join(refusals))
             outcome.before = None
             if self.check_mode:
                 known = Known(spec.uuid or f"(new uuid for {spec.label})", spec.name or spec.uuid, parent_uuid, 0)
@@ -500,6 +574,9 @@ class Converger:
             self.by_name[known.name] = self.by_uuid[known.uuid] = known
         else:
             self.read_details(spec, known)
+            refusals = self.ownership_refusals(spec, known)
+            if refusals:  # a retry read a provider nova-compute has taken over meanwhile
+                raise PlacementRefusal("; ".join(refusals))
             if outcome.before is None:
                 outcome.before = known.view()
             wanted_name = spec.name or known.name
@@ -618,9 +695,14 @@ def converge(
     check_mode: bool = False,
     max_retries: int = MAX_RETRIES,
     bulk: bool | None = None,
+    simulate_compute: bool = False,
 ) -> dict:
-    """Converge ``specs``; return the module result (changed, providers, diff)."""
-    outcomes = Converger(client, specs, check_mode, max_retries, bulk).run()
+    """Converge ``specs``; return the module result (changed, providers, diff).
+
+    Unless ``simulate_compute``, writes that would play nova-compute (see ownership.py) are refused
+    before anything changes.
+    """
+    outcomes = Converger(client, specs, check_mode, max_retries, bulk, simulate_compute).run()
     return {
         "changed": any(o.changed for o in outcomes),
         "providers": [o.result() for o in outcomes],

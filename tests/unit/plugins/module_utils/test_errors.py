@@ -7,7 +7,7 @@ import pkgutil
 import pytest
 
 from ansible_collections.accel.openstack.plugins import plugin_utils
-from ansible_collections.accel.openstack.plugins.module_utils import _host, _nova, _placement
+from ansible_collections.accel.openstack.plugins.module_utils import _cyborg, _host, _ironic, _nova, _placement
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import CommandFailed, Outcome
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
@@ -20,7 +20,7 @@ STANDALONE = {f"{_host.__name__}.gpu_restore"}
 def _error_classes():
     modules = [
         f"{pkg.__name__}.{info.name}"
-        for pkg in (_host, _nova, _placement)
+        for pkg in (_host, _nova, _placement, _cyborg, _ironic)
         for info in pkgutil.iter_modules(pkg.__path__)
     ]
     modules += [
@@ -42,7 +42,15 @@ ERRORS = _error_classes()
 
 def test_the_packages_define_errors():
     names = {cls.__name__ for cls in ERRORS}
-    assert {"HostRootError", "CommandFailed", "PolicyError", "PlacementError", "CyborgError", "FleetError"} <= names
+    assert {
+        "HostRootError",
+        "CommandFailed",
+        "PolicyError",
+        "PlacementError",
+        "CyborgError",
+        "FleetError",
+        "IronicError",
+    } <= names
 
 
 @pytest.mark.parametrize("cls", ERRORS, ids=lambda cls: cls.__name__)

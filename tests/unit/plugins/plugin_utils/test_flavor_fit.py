@@ -158,6 +158,20 @@ def test_forbidden_and_missing_trait_codes():
     assert missing["reason"]["code"] == "missing_trait"
 
 
+def test_a_dedicated_flavors_two_queries_are_relaxed_together():
+    # Room for the VCPU fallback query only on a host without the trait; the host with the trait is full.
+    roomy = cpu_host(1, traits=("OWNER_NOVA",))
+    roomy[0]["inventories"]["PCPU"] = {"total": 4}
+    roomy[0]["usages"] = {"PCPU": 4}
+    full = cpu_host(2, traits=("OWNER_NOVA", "CUSTOM_X"), usages={"VCPU": 64})
+    full[0]["inventories"]["PCPU"] = {"total": 4}
+    full[0]["usages"]["PCPU"] = 4
+    pinned = flavor("pinned", vcpus=2, **{"hw:cpu_policy": "dedicated", "trait:CUSTOM_X": "required"})
+    (report,) = fit([pinned], fleet={"resource_providers": roomy + full})
+    assert report["outcome"] == "no_host" and len(report["queries"]) == 2
+    assert report["reason"]["code"] == "missing_trait"  # not in_use: the fallback lacks the trait, not room
+
+
 def test_invalid_flavor_reports_nova_refusal_and_others_still_reported():
     reports = fit(
         [

@@ -198,5 +198,98 @@ def test_a_simulated_reboot_recreates_the_mig_layout(tmp_path):
     gpu_restore.restore(fresh, run=fresh_smi, timeout=2)
     assert not mig.plan(HostRoot(fresh), "0000:19:00.0", layout, fresh_smi).changed
     assert gpu_restore.restore(fresh, run=fresh_smi, timeout=2) == [
-        "0000:19:00.0: GPU instances exist, left as they are"
+        "0000:19:00.0: MIG mode on",
+        "0000:19:00.0: GPU instances exist, left as they are",
     ]
+
+
+# -- boot readiness: MIG mode lost, VFs gone, an instance's mdev missing ------------------------------
+A100 = "0000:41:00.0"
+A100_VF = "0000:41:00.4"
+INSTANCE_MDEV = "5a1d8d4e-7c2b-4f0e-9f5d-0123456789ab"
+DOMAIN = f"""<domain type='kvm'>
+  <name>instance-00000001</name>
+  <devices>
+    <hostdev mode='subsystem' type='mdev' managed='no' model='vfio-pci' display='off'>
+      <source><address uuid='{INSTANCE_MDEV}'/></source>
+    </hostdev>
+  </devices>
+</domain>
+"""
+KOLLA_DOMAINS = "var/lib/docker/volumes/nova_libvirt_qemu/_data"
+
+
+def _a100_running(tmp_path, monkeypatch):
+    """An A100 host after the prepare stage and an instance whose MIG-backed vGPU is an mdev."""
+    root = build_root("mig-vgpu-a100", str(tmp_path / "a100"))
+    host = HostRoot(root)
+    smi = FakeNvidiaSmi(root)
+    with _kernel(root, "mig-vgpu-a100", monkeypatch):
+        sriov.apply(host, sriov.plan(host, [A100], 4), timeout=5)
+        mig.apply(host, mig.plan(host, A100, [{"profile": "3g.20gb", "count": 2}], smi), smi)
+        sysfs = gpu_restore.Sysfs(root)
+        base = f"/sys/class/mdev_bus/{A100_VF}/mdev_supported_types/nvidia-476"
+        gpu_restore.wait_for(lambda: sysfs.read(f"{base}/available_instances") == "1", 5, "the type")
+        sysfs.write(f"{base}/create", INSTANCE_MDEV)  # what Nova does for the instance
+        gpu_restore.wait_for(lambda: sysfs.exists(f"/sys/bus/mdev/devices/{INSTANCE_MDEV}"), 5, "the mdev")
+    os.makedirs(os.path.join(root, KOLLA_DOMAINS))
+    with open(os.path.join(root, KOLLA_DOMAINS, "instance-00000001.xml"), "w") as handle:
+        handle.write(DOMAIN)
+    assert gpu_restore.record_mdevs(gpu_restore.Sysfs(root)) == 1  # the unit's ExecStop at shutdown
+    return root
+
+
+def test_a_reboot_with_mig_mode_lost_vfs_gone_and_the_mdev_missing_is_restored_in_order(tmp_path, monkeypatch):
+    from tests.support.debian_root import reboot
+
+    root = _a100_running(tmp_path, monkeypatch)
+    reboot(root, "mig-vgpu-a100", vfs_gone=True, mig_lost=True)
+    smi = FakeNvidiaSmi(root)
+    assert smi(["-q", "-x"])[1].count("<current_mig>Disabled</current_mig>") == 1
+    assert gpu_restore.Sysfs(root).vfs(A100) == []
+    with _kernel(root, "mig-vgpu-a100", monkeypatch, delay=0.1):
+        lines = gpu_restore.restore(root, run=smi, timeout=5)
+    assert lines == [
+        f"{A100}: MIG mode turned back on (GPU reset)",
+        f"{A100}: 4 VFs",
+        f"{A100}: created 9:0,9:4",
+        f"mdev {INSTANCE_MDEV}: recreated (nvidia-476 on {A100_VF})",
+    ]
+    sysfs = gpu_restore.Sysfs(root)
+    assert sysfs.link_name(f"/sys/bus/mdev/devices/{INSTANCE_MDEV}/mdev_type") == "nvidia-476"
+    with open(os.path.join(root, "var/lib/accel-openstack/boot-state.json")) as handle:
+        state = json.load(handle)
+    assert state["status"] == "ok" and state["missing"] == [] and state["actions"] == lines
+
+
+def test_a_gpu_that_cannot_be_reset_leaves_mig_mode_pending_and_says_reboot(tmp_path, monkeypatch):
+    from tests.support.debian_root import reboot
+
+    root = _a100_running(tmp_path, monkeypatch)
+    reboot(root, "mig-vgpu-a100", vfs_gone=True, mig_lost=True, no_reset=True)
+    smi = FakeNvidiaSmi(root)
+    with _kernel(root, "mig-vgpu-a100", monkeypatch), pytest.raises(gpu_restore.RestoreError, match="reboot the host"):
+        gpu_restore.restore(root, run=smi, timeout=2)
+    assert gpu_restore.Sysfs(root).vfs(A100) == []  # nothing after the MIG step was attempted
+    with open(os.path.join(root, "var/lib/accel-openstack/boot-state.json")) as handle:
+        state = json.load(handle)
+    assert state["status"] == "failed" and "cannot be reset" in state["message"]
+    # the next boot applies the pending mode, as a real reboot does, and the restore completes
+    reboot(root, "mig-vgpu-a100", vfs_gone=True)
+    with _kernel(root, "mig-vgpu-a100", monkeypatch, delay=0.1):
+        lines = gpu_restore.restore(root, run=FakeNvidiaSmi(root), timeout=5)
+    assert lines[0] == f"{A100}: MIG mode on" and lines[-1].startswith(f"mdev {INSTANCE_MDEV}: recreated")
+
+
+def test_an_mdev_whose_parent_is_unknown_is_reported_missing(tmp_path, monkeypatch):
+    from tests.support.debian_root import reboot
+
+    root = _a100_running(tmp_path, monkeypatch)
+    os.unlink(os.path.join(root, "var/lib/accel-openstack/mdevs.json"))
+    reboot(root, "mig-vgpu-a100", vfs_gone=True)
+    with _kernel(root, "mig-vgpu-a100", monkeypatch), pytest.raises(gpu_restore.RestoreError) as caught:
+        gpu_restore.restore(root, run=FakeNvidiaSmi(root), timeout=5)
+    assert f"mdev {INSTANCE_MDEV} held by /{KOLLA_DOMAINS}/instance-00000001.xml" in str(caught.value)
+    with open(os.path.join(root, "var/lib/accel-openstack/boot-state.json")) as handle:
+        state = json.load(handle)
+    assert state["status"] == "failed" and INSTANCE_MDEV in state["missing"][0]

@@ -21,7 +21,6 @@ def test_valid_custom_names_pass(name):
     [
         ("CUSTOM_nvidia_t4", "CUSTOM_NVIDIA_T4"),
         ("CUSTOM_GPU-T4", "CUSTOM_GPU_T4"),
-        ("CUSTOM_", "CUSTOM_"),
         ("CUSTOM_ T4", "CUSTOM_T4"),
         ("CUSTOM_T4\n", "CUSTOM_T4_"),
     ],
@@ -30,6 +29,13 @@ def test_invalid_custom_names_say_what_was_meant(name, hint):
     problem = custom_name_problem(name)
     assert problem and "^CUSTOM_[A-Z0-9_]+$" in problem and repr(hint) in problem
     assert not is_custom_name(name)
+
+
+@pytest.mark.parametrize("name", ["CUSTOM_", "CUSTOM_-", "custom_"])
+def test_the_prefix_alone_is_not_proposed_as_what_was_meant(name):
+    problem = custom_name_problem(name)
+    assert problem and "give at least one of A-Z, 0-9 or _ after CUSTOM_" in problem
+    assert "did you mean 'CUSTOM_'" not in problem
 
 
 def test_too_long_names_are_refused_with_the_limit():

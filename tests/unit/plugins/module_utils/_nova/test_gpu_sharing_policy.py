@@ -148,7 +148,7 @@ def test_nova_gets_one_vf_per_gpu_instance_of_the_types_profile(tmp_path, instan
 
 def test_a_vf_entry_creates_its_vfs_on_the_pfs_that_make_them(tmp_path):
     """NIC VFs for Neutron: the entry names the VF's device ID; the PFs that make it get sriov_numvfs."""
-    from ansible_collections.accel.openstack.plugins.module_utils._host.gpu_sharing import host_plan
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.sharing_plan import host_plan
 
     facts, _unused = discover(build_root("sriov-nic", str(tmp_path / "root")))
     pfs = {d["address"]: d for d in facts["accel_pci_devices"] if d["sriov_vf_product_id"]}

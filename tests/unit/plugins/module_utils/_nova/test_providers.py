@@ -6,6 +6,7 @@ from ansible_collections.accel.openstack.plugins.filter.nova import FilterModule
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
 from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
+    UNKNOWN_DISK_GB,
     PredictionError,
     nova_providers,
 )
@@ -42,8 +43,17 @@ def test_compute_node_counts_every_cpu_and_all_numa_memory(facts_of):
     assert root["traits"] == ["COMPUTE_NODE", "OWNER_NOVA"]
 
 
-def test_no_disk_gb_inventory_unless_given(facts_of):
-    assert "DISK_GB" not in nova_providers(facts_of("iommu-off"), [], "cn1")[0]["inventories"]
+def test_an_unknown_disk_never_limits_and_zero_leaves_disk_gb_out(facts_of):
+    facts = facts_of("iommu-off")
+    unknown = nova_providers(facts, [], "cn1")[0]["inventories"]["DISK_GB"]
+    assert unknown["total"] == unknown["max_unit"] == UNKNOWN_DISK_GB == 2**31 - 1  # Placement's largest total
+    assert "DISK_GB" not in nova_providers(facts, [], "cn1", disk_gb=0)[0]["inventories"]
+
+
+@pytest.mark.parametrize("bad", [-1, 2**31, True, "100", 1.5])
+def test_a_disk_size_placement_cannot_hold_is_refused(facts_of, bad):
+    with pytest.raises(PredictionError, match="disk_gb is .*instance store's size"):
+        nova_providers(facts_of("iommu-off"), [], "cn1", disk_gb=bad)
 
 
 def test_pci_providers_exist_only_with_report_in_placement(facts_of):

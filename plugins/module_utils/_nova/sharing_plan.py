@@ -4,7 +4,10 @@
 
 :func:`host_plan` matches the policy against the host's discovery facts (``accel_pci_devices``) and
 returns the calls the ``host_gpu_sharing`` role makes: ``sriov`` (sriov_vfs), ``vgpu`` (nvidia_vgpu)
-and ``mig`` (nvidia_mig, one per GPU address, never by index).
+and ``mig`` (nvidia_mig, one per GPU address, never by index), and ``boot_unit``: whether the host
+needs the restore unit at boot (it shares a GPU or VF, or Nova makes mediated devices on it).
+
+It lives beside the policy it reads: the host layer (``_host/``) knows nothing of Nova or its policy.
 """
 
 from __future__ import annotations
@@ -41,16 +44,19 @@ def _vf_makers(entry, devices: list[dict]) -> list[str]:
 
 def host_plan(devices: list[dict], policy_raw: object) -> dict:
     """``{"sriov": [{devices, numvfs, entry}], "vgpu": [{devices, type, vfs, entry}], "mig": [{address,
-    layout, entry}]}`` for one host; raises PolicyError for an invalid policy."""
-    plan: dict[str, list[dict]] = {"sriov": [], "vgpu": [], "mig": []}
+    layout, entry}], "boot_unit": bool}`` for one host; raises PolicyError for an invalid policy."""
+    plan: dict = {"sriov": [], "vgpu": [], "mig": [], "boot_unit": False}
     for entry in parse_policy(policy_raw, option="accel_device_policy"):
         addresses = _selected(entry, devices or [])
         makers = _vf_makers(entry, devices or []) if entry.sriov_numvfs is not None else []
         if entry.sriov_numvfs is not None and (addresses or makers):
             pfs = sorted(set(addresses) | set(makers))
             plan["sriov"].append({"devices": pfs, "numvfs": entry.sriov_numvfs, "entry": entry.name})
+            plan["boot_unit"] = True  # VFs to bring back at boot
         if not addresses:
             continue
+        if entry.mode in ("vgpu", "mig"):
+            plan["boot_unit"] = True  # types, MIG instances or Nova's mdevs to bring back at boot
         if entry.vfs is not None and entry.mdev_type:
             plan["vgpu"].append({"devices": addresses, "type": entry.mdev_type, "vfs": entry.vfs, "entry": entry.name})
         if entry.mode == "mig":

@@ -2,7 +2,10 @@
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._placement.cyborg import fleet_problems, validate_profile
+from ansible_collections.accel.openstack.plugins.module_utils._cyborg.device_profiles import (
+    fleet_problems,
+    validate_profile,
+)
 
 
 def provider(name, inventories, traits, usages=None):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgClient, CyborgError
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import capacity
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
@@ -24,11 +24,6 @@ GROUP_KEY_RE = re.compile(r"^(resources:|trait:|accel:)")
 TRAIT_VALUES = ("required", "forbidden")
 # The non-custom resource classes Cyborg's API accepts in a profile.
 CYBORG_STANDARD_CLASSES = ("FPGA", "GPU", "VGPU", "PGPU")
-MICROVERSION = "2.0"
-
-
-class CyborgError(AccelError):
-    """Cyborg refused a request, or a profile cannot work; the message names the fix."""
 
 
 def validate_profile(name: Any, groups: Any) -> tuple[list[dict], list[str]]:
@@ -126,37 +121,6 @@ def fleet_problems(groups: list[dict], fleet: dict) -> list[str]:
 def _free(provider: dict, rc: str) -> int:
     inv = provider["inventories"][rc]
     return min(capacity(inv) - provider.get("usages", {}).get(rc, 0), inv.get("max_unit", inv["total"]))
-
-
-class CyborgClient:
-    """Device profile calls on Cyborg's v2 API through an openstacksdk adapter (``conn.accelerator``)."""
-
-    def __init__(self, adapter, microversion: str = MICROVERSION):
-        self.adapter = adapter
-        self.microversion = microversion
-
-    def _call(self, method: str, path: str, ok: tuple[int, ...], **kwargs):
-        try:
-            resp = getattr(self.adapter, method)(path, microversion=self.microversion, raise_exc=False, **kwargs)
-        except Exception as exc:
-            raise CyborgError(f"Cyborg did not answer {method.upper()} {path}: {exc}; check it runs") from exc
-        if resp.status_code not in ok:
-            raise CyborgError(f"Cyborg answered {resp.status_code} to {method.upper()} {path}: {resp.text[:300]}")
-        return resp.json() if resp.content else None
-
-    def find(self, name: str) -> dict | None:
-        body = self._call("get", f"/device_profiles?name={name}", (200,))
-        found = [p for p in body.get("device_profiles", []) if p.get("name") == name]
-        return found[0] if found else None
-
-    def create(self, name: str, groups: list[dict], description: str | None) -> dict:
-        profile: dict[str, Any] = {"name": name, "groups": groups}
-        if description is not None:
-            profile["description"] = description
-        return self._call("post", "/device_profiles", (200, 201), json=[profile])
-
-    def delete(self, uuid: str) -> None:
-        self._call("delete", f"/device_profiles/{uuid}", (204, 404))
 
 
 def converge_profile(

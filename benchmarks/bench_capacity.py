@@ -1,0 +1,87 @@
+"""capacity_plan at fleet scale: a 1,000-instance mix placed on the flavor_fit benchmark's fleet.
+
+Usage: python benchmarks/bench_capacity.py [--nodes 10000] [--usage-patterns 10000] [--instances 1000]
+       [--whole-fleet] [--failures 0]
+
+The fleet is ``bench_flavor_fit.fleet`` (10,000 compute nodes: H100 passthrough, A16 vGPU, NIC VF and
+plain hosts, PCPU on a quarter; with ``--usage-patterns 10000`` every host's usage differs). The demand
+mixes general flavors of three sizes, 1- and 2-GPU passthrough, vGPU, VF and pinned flavors, in the
+shares below, scaled to ``--instances``. One run in a fresh process: the snapshot is read and the demand
+placed with the spread weigher; wall time, CPU time (user + system, ``resource.getrusage``) and peak
+RSS of the process are printed as one Markdown row. ``--whole-fleet`` asks the whole fleet for every
+instance (the per-tree path off), for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import resource
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+importlib.import_module("conftest")  # makes ansible_collections.accel.openstack importable
+import bench_flavor_fit  # noqa: E402
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan  # noqa: E402
+
+MIX = [
+    ("general.small", 2, 4096, 20, {}, 0.30),
+    ("general.medium", 8, 32768, 40, {}, 0.20),
+    ("general.large", 32, 262144, 200, {}, 0.05),
+    ("gpu.h100.1", 16, 131072, 100, {"pci_passthrough:alias": "h100:1"}, 0.15),
+    ("gpu.h100.2", 32, 262144, 200, {"pci_passthrough:alias": "h100:2"}, 0.05),
+    ("vgpu.a16", 4, 8192, 40, {"resources:CUSTOM_VGPU_A16_4Q": "1"}, 0.15),
+    ("nic.vf2", 8, 16384, 40, {"pci_passthrough:alias": "vf:2"}, 0.05),
+    ("pinned", 8, 32768, 40, {"hw:cpu_policy": "dedicated"}, 0.05),
+]
+
+
+def demand(instances: int) -> list[dict]:
+    entries = []
+    for name, vcpus, ram, disk, specs, share in MIX:
+        flavor = {"name": name, "vcpus": vcpus, "ram": ram, "disk": disk, "extra_specs": specs}
+        entries.append({"flavor": flavor, "count": round(instances * share)})
+    return entries
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", type=int, default=10000)
+    parser.add_argument("--usage-patterns", type=int, default=10000)
+    parser.add_argument("--instances", type=int, default=1000)
+    parser.add_argument("--failures", type=int, default=0)
+    parser.add_argument("--whole-fleet", action="store_true")
+    args = parser.parse_args()
+    snapshot = bench_flavor_fit.fleet(args.nodes, args.usage_patterns)
+    wanted = demand(args.instances)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    plan = capacity_plan(
+        wanted,
+        snapshot,
+        pci_aliases=bench_flavor_fit.ALIASES,
+        pci_in_placement=True,
+        failures=args.failures,
+        per_tree=not args.whole_fleet,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    placed, unplaced = sum(plan["placed"].values()), sum(plan["unplaced"].values())
+    print("| nodes | usage patterns | instances | path | placed | unplaced | wall | CPU | peak RSS |")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    print(
+        f"| {args.nodes} | {args.usage_patterns} | {args.instances} | "
+        f"{'whole fleet' if args.whole_fleet else 'per tree'} | {placed} | {unplaced} | {wall:.2f} s | "
+        f"{cpu:.2f} s | {after.ru_maxrss / 1024:.0f} MB |"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+# Copyright: contributors to accel.openstack
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: capacity_plan
+author: accel.openstack contributors (!UNKNOWN)
+version_added: 0.1.0
+short_description: How much of a flavor mix fits together, placed one instance at a time as Nova would
+description:
+  - Places a demand (a list of flavors with counts) on a fleet snapshot one instance at a time, each as
+    nova-scheduler places one server. Nova's queries for the flavor are answered from the fleet with
+    its usage so far (Placement 1.39 semantics, Nova's C(limit)), merged as Nova merges them, filtered
+    by the Nova filters the collection models, and one host is chosen by Nova's RAMWeigher; the first
+    candidate on that host is allocated before the next instance.
+  - Returns one dict (the lookup's one element) with what was placed and not, where, what each host has
+    left, which devices are stranded and whether the demand survives losing hosts.
+  - The exact rule, with Nova's tie-breaking, is in the collection's docs/capacity.md.
+options:
+  _terms:
+    description: The demand, entries C({flavor, count}); C(flavor) as for P(accel.openstack.flavor_fit#lookup)
+      (C(name), C(vcpus), C(ram), C(disk), C(ephemeral), C(swap), C(extra_specs)); a list given as one term
+      is read as the demand.
+    required: true
+    type: list
+    elements: dict
+  fleet:
+    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in
+      RV(accel.openstack.placement_info#module:fleet) or P(accel.openstack.nova_fleet#filter) predicts it.
+    required: true
+    type: dict
+  order:
+    description: V(as_given) places the entries in the demand's order; V(largest_first) places the flavors
+      asking most devices first (then most CPUs, RAM, disk; equal sizes keep the demand's order).
+    type: str
+    choices: [as_given, largest_first]
+    default: as_given
+  weigher:
+    description: V(spread) is Nova's default RAMWeigher (C(ram_weight_multiplier) 1.0, the host with most
+      free RAM first); V(pack) the same weigher with a multiplier of -1.0 (least free RAM first).
+    type: str
+    choices: [spread, pack]
+    default: spread
+  failures:
+    description: Hosts to lose for RV(_raw[].headroom); their instances of the demand are placed again on the
+      rest of the fleet.
+    type: int
+    default: 0
+  pci_aliases:
+    description: The C([pci] alias) entries, each a dict or the JSON string nova.conf holds.
+    type: list
+    elements: raw
+    default: []
+  pci_in_placement:
+    description: C([filter_scheduler] pci_in_placement).
+    type: bool
+    default: false
+  device_profiles:
+    description: "Cyborg device profiles, C({name: [group dicts]})."
+    type: dict
+  image_properties:
+    description: Properties of the image booted (C(trait:*), C(hw_*)).
+    type: dict
+  boot_from_volume:
+    description: The servers boot from volumes (no DISK_GB for the root disk).
+    type: bool
+    default: false
+  max_placement_results:
+    description: C([scheduler] max_placement_results), the C(limit) Nova sends.
+    type: int
+    default: 1000
+  aggregates_metadata:
+    description: Host aggregates as C([{name, hosts, metadata}]); when given, AggregateInstanceExtraSpecsFilter
+      is modelled.
+    type: list
+    elements: dict
+  enabled_filters:
+    description: The modelled Nova filters to apply after Placement, in order.
+    type: list
+    elements: str
+    default: [ComputeFilter, PciPassthroughFilter, NUMATopologyFilter, AggregateInstanceExtraSpecsFilter]
+"""
+
+EXAMPLES = r"""
+- name: How much of the mix fits together, and do we survive losing two hosts?
+  ansible.builtin.debug:
+    msg: "{{ query('accel.openstack.capacity_plan',
+                   [{'flavor': h100_flavor, 'count': 40}, {'flavor': small_flavor, 'count': 200}],
+                   fleet=fleet, pci_aliases=aliases, pci_in_placement=true, failures=2)[0] }}"
+"""
+
+RETURN = r"""
+_raw:
+  description: One plan.
+  type: list
+  elements: dict
+  contains:
+    placed:
+      description: "Per flavor, the instances placed (C({flavor: n}))."
+      type: dict
+    unplaced:
+      description: "Per flavor, the instances Nova would find no valid host for."
+      type: dict
+    reasons:
+      description: "Per flavor with unplaced instances, C({code, detail}): the flavor_fit reason code when no
+        instance of it fits, V(in_use) when the demand's own earlier instances took the room."
+      type: dict
+    hosts:
+      description: "Per host with instances of the demand, C({flavor: n})."
+      type: dict
+    left:
+      description: "Per host, C({resource class: free}) after the demand (summed over the host's providers)."
+      type: dict
+    stranded:
+      description: "Per host and device class, C({free, short, flavors}): devices free while no flavor of the
+        demand that asks the class can be placed there; C(short) names the classes the host has too little
+        of for those flavors (the resource that ran out)."
+      type: dict
+    headroom:
+      description: "C({failures, survives, lost, hosts_lost}): the O(failures) hosts carrying most instances of
+        the demand are lost and their instances placed again; C(lost) counts per flavor those that no longer fit."
+      type: dict
+    order:
+      description: The flavors in the order they were placed.
+      type: list
+      elements: str
+    weigher:
+      description: The weigher used.
+      type: str
+"""
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import CapacityOptionError, capacity_plan
+
+_OPTIONS = (
+    "order",
+    "weigher",
+    "failures",
+    "pci_aliases",
+    "pci_in_placement",
+    "device_profiles",
+    "image_properties",
+    "boot_from_volume",
+    "max_placement_results",
+    "aggregates_metadata",
+    "enabled_filters",
+)
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        options = {name: self.get_option(name) for name in _OPTIONS}
+        demand = []
+        for term in terms:
+            demand.extend(term if isinstance(term, list | tuple) and not isinstance(term, Mapping) else [term])
+        try:
+            return [capacity_plan(demand, self.get_option("fleet"), **options)]
+        except CapacityOptionError as exc:
+            raise AnsibleLookupError(str(exc)) from exc

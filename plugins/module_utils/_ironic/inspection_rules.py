@@ -1,0 +1,165 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One Ironic inspection rule, declared and converged: validated before any call, compared field by field.
+
+A rule is identified by ``uuid``; without one, the uuid is derived from the rule's ``name``
+(:func:`rule_uuid`), so the same declaration finds its own rule on every run. The comparison of the
+declared rule with Ironic's produces ``changed``, the ``diff`` and the calls, which cannot disagree.
+Ironic keeps conditions and actions as given, so they are compared as given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._ironic.client import IronicClient
+
+# uuid5 namespace of the collection's inspection rules (a fixed, arbitrary UUID).
+RULE_NAMESPACE = uuid.UUID("5b0c3c52-8f3e-4d7a-9a38-4f1d2b7f0c11")
+# Ironic 39's condition operators and actions (ironic/common/inspection_rules/operators.py, actions.py).
+OPERATORS = ("eq", "lt", "gt", "is-empty", "in-net", "matches", "contains", "one-of", "is-none", "is-true", "is-false")
+ACTIONS = (
+    "fail",
+    "log",
+    "set-attribute",
+    "extend-attribute",
+    "del-attribute",
+    "set-capability",
+    "unset-capability",
+    "add-trait",
+    "remove-trait",
+    "set-plugin-data",
+    "extend-plugin-data",
+    "unset-plugin-data",
+    "set-port-attribute",
+    "extend-port-attribute",
+    "del-port-attribute",
+    "api-call",
+)
+PHASES = ("main",)
+MAX_PRIORITY = 9999
+MAX_ITEMS = 100
+MAX_RULE_BYTES = 65536
+COMPARED = ("description", "priority", "phase", "sensitive", "conditions", "actions")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}\Z")
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
+class RuleError(AccelError):
+    """The declared rule cannot be sent; ``errors`` holds one message per problem."""
+
+
+def rule_uuid(name: str) -> str:
+    """The uuid of the rule declared under ``name`` (the same on every run)."""
+    return str(uuid.uuid5(RULE_NAMESPACE, name))
+
+
+def _items(kind: str, value: Any, known: tuple[str, ...], invertible: bool, errors: list[str]) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_ITEMS:
+        errors.append(f"{kind} must be a list of at most {MAX_ITEMS} {{op, args}} mappings")
+        return []
+    out = []
+    for index, item in enumerate(value):
+        where = f"{kind}[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("op"), str):
+            errors.append(f"{where} must be a mapping with op (a string) and args, e.g. {{op: log, args: {{msg: hi}}}}")
+            continue
+        op = item["op"]
+        bare = op[1:] if invertible and op.startswith("!") else op
+        if bare not in known:
+            errors.append(f"{where}: op {op!r} is not one Ironic knows; use one of {', '.join(known)}")
+        if not isinstance(item.get("args"), dict | list):
+            errors.append(f"{where} ({op}): args must be a mapping (or a list), e.g. {{name: CUSTOM_X}}")
+        out.append(dict(item))
+    return out
+
+
+def declared_rule(
+    name: Any,
+    conditions: Any = None,
+    actions: Any = None,
+    description: Any = None,
+    priority: Any = 0,
+    phase: Any = "main",
+    sensitive: Any = False,
+    rule_id: Any = None,
+) -> dict:
+    """The rule as Ironic will hold it (``uuid`` included); raise :class:`RuleError` for bad input."""
+    errors: list[str] = []
+    if not isinstance(name, str) or not NAME.match(name):
+        errors.append(f"name {name!r} must be 1-200 letters, digits, '_', '.', ':' or '-', e.g. 'gpu-h100x8'")
+    if rule_id is not None and (not isinstance(rule_id, str) or not UUID.match(rule_id)):
+        errors.append(f"uuid {rule_id!r} is not a lower-case UUID; leave it out to derive one from name")
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= MAX_PRIORITY:
+        errors.append(f"priority {priority!r} must be a whole number from 0 to {MAX_PRIORITY} (Ironic's range)")
+    if phase not in PHASES:
+        errors.append(f"phase {phase!r} must be one of {', '.join(PHASES)}")
+    if description is not None and (not isinstance(description, str) or len(description) > 255):
+        errors.append("description must be a string of at most 255 characters")
+    if not isinstance(sensitive, bool):
+        errors.append(f"sensitive {sensitive!r} must be true or false")
+    rule = {
+        "description": description if description is not None else (name if isinstance(name, str) else None),
+        "priority": priority,
+        "phase": phase,
+        "sensitive": sensitive,
+        # Ironic 39 answers 500 to a rule without conditions (and saves it): always send the list.
+        "conditions": _items("conditions", conditions, OPERATORS, True, errors),
+        "actions": _items("actions", actions, ACTIONS, False, errors),
+    }
+    if actions is not None and not rule["actions"] and not errors:
+        errors.append(
+            "actions is empty; a rule needs at least one action, e.g. {op: add-trait, args: {name: CUSTOM_X}}"
+        )
+    if len(json.dumps(rule, default=str)) > MAX_RULE_BYTES:
+        errors.append(f"the rule is larger than {MAX_RULE_BYTES} bytes; split it")
+    if errors:
+        raise RuleError(f"inspection rule {name}: " + "; ".join(errors), errors=errors)
+    rule["uuid"] = rule_id or rule_uuid(name)
+    return rule
+
+
+def _compared(rule: dict | None) -> dict:
+    if not rule:
+        return {}
+    return {key: rule.get(key) for key in COMPARED} | {"uuid": rule.get("uuid")}
+
+
+def converge_rule(client: IronicClient, rule: dict, state: str, check_mode: bool) -> dict:
+    """Make the rule ``rule["uuid"]`` exist as declared (``present``) or not at all (``absent``)."""
+    current = client.get_rule(rule["uuid"])
+    before = _compared(current)
+    after = _compared(rule) if state == "present" else {}
+    actions: list[str] = []
+    if state == "absent":
+        if current is not None:
+            actions.append("delete")
+    elif current is None:
+        actions.append("create")
+    else:
+        changes = {k: v for k, v in after.items() if k != "uuid" and before.get(k) != v}
+        if "sensitive" in changes:
+            # A sensitive rule's conditions and actions read back masked: replace it whole.
+            actions += ["delete", "create"]
+        elif changes:
+            actions.append("update")
+    if not check_mode:
+        for action in actions:
+            if action == "delete":
+                client.delete_rule(rule["uuid"])
+            elif action == "create":
+                client.create_rule(rule)
+            else:
+                client.update_rule(rule["uuid"], {k: v for k, v in after.items() if k != "uuid" and before.get(k) != v})
+    return {
+        "changed": bool(actions),
+        "actions": actions,
+        "rule": after or None,
+        "diff": {"before": before, "after": after},
+    }

@@ -1,0 +1,276 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Nova configuration a cloud runs today, read (never written) from a host's root.
+
+Two layouts, as the nova_config stage writes them:
+
+``kolla``: the operator's override files under ``config_dir`` (``/etc/kolla/config``) merged in
+Kolla-Ansible's precedence, per service and host: ``global.conf``, ``nova.conf``,
+``nova/nova-<service>.conf``, ``nova/<host>/nova.conf``, and for the nova-cell services (compute,
+conductor) ``nova/<host>/nova-<service>.conf`` (the super conductor of Kolla's nova role has none).
+As Kolla-Ansible's ``merge_configs`` does, a key in a later file replaces the whole list from earlier
+files, and a key repeated within one file accumulates.
+Kolla renders every source as Jinja first: values that still hold a template expression are listed
+in ``templated`` (the audit cannot evaluate them) and kept as written.
+
+``nova_conf_d``: ``nova.conf`` then every ``*.conf`` of the ``nova.conf.d`` directory in name order,
+as oslo.config reads ``--config-file`` and ``--config-dir``: a multi-valued option (``[pci]
+device_spec``, its deprecated name ``passthrough_whitelist``, ``[pci] alias``) accumulates over all
+files, any other option takes its value from the last file that sets it.
+
+In both layouts ``[pci] passthrough_whitelist`` is joined to ``device_spec`` the way oslo.config joins
+a deprecated name to its option, so the result is what Nova's parsers see.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniConfig
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import component_problem
+from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern
+
+SERVICES = ("compute", "api", "scheduler", "conductor", "super-conductor")
+CELL_SERVICES = ("compute", "conductor")
+# oslo.config MultiStrOpt options Nova registers among the sections the collection reads.
+MULTI_VALUED = {("pci", "device_spec"), ("pci", "passthrough_whitelist"), ("pci", "alias")}
+MAX_CONF_D_FILES = 256
+TEMPLATE_MARKS = ("{{", "{%")
+
+
+class DeployedConfigError(AccelError):
+    """Options that do not name readable configuration; the message names the option."""
+
+
+def parse_ini(text: str) -> IniConfig:
+    """Every key a file sets, values in order, a key repeated within the file accumulated."""
+    config: IniConfig = {}
+    section = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+            continue
+        key, sep, value = stripped.partition("=")
+        if section is None or not sep:
+            continue
+        config.setdefault(section, {}).setdefault(key.strip(), []).append(value.strip())
+    return config
+
+
+def _join_deprecated(config: IniConfig) -> IniConfig:
+    """``[pci] passthrough_whitelist`` joined to ``device_spec`` (the whitelist's entries first)."""
+    pci = config.get("pci")
+    if pci and "passthrough_whitelist" in pci:
+        pci = dict(pci)
+        pci["device_spec"] = list(pci.pop("passthrough_whitelist")) + list(pci.get("device_spec") or [])
+        config = {**config, "pci": pci}
+    return config
+
+
+def kolla_sources(config_dir: str, service: str, host: str) -> list[str]:
+    """The override files Kolla-Ansible merges for one service on one host, lowest precedence first."""
+    base = config_dir.rstrip("/")
+    files = [f"{base}/global.conf", f"{base}/nova.conf", f"{base}/nova/nova-{service}.conf"]
+    files.append(f"{base}/nova/{host}/nova.conf")
+    if service in CELL_SERVICES:
+        files.append(f"{base}/nova/{host}/nova-{service}.conf")
+    return files
+
+
+def merge_kolla(texts: list[str]) -> IniConfig:
+    """Kolla-Ansible's merge_configs: a later file's key replaces the earlier list."""
+    merged: IniConfig = {}
+    for text in texts:
+        for section, keys in _join_deprecated(parse_ini(text)).items():
+            target = merged.setdefault(section, {})
+            for key, values in keys.items():
+                target[key] = list(values)
+    return merged
+
+
+def merge_oslo(texts: list[str]) -> IniConfig:
+    """oslo.config over several files: multi-valued options accumulate, others take the last value."""
+    merged: IniConfig = {}
+    for text in texts:
+        for section, keys in _join_deprecated(parse_ini(text)).items():
+            target = merged.setdefault(section, {})
+            for key, values in keys.items():
+                if (section, key) in MULTI_VALUED:
+                    target.setdefault(key, []).extend(values)
+                else:
+                    target[key] = [values[-1]]
+    return merged
+
+
+def templated(config: IniConfig) -> list[str]:
+    """``section.key`` of every value that still holds a Jinja expression."""
+    return sorted(
+        f"{section}.{key}"
+        for section, keys in config.items()
+        for key, values in keys.items()
+        if any(mark in value for value in values for mark in TEMPLATE_MARKS)
+    )
+
+
+def _read(root: HostRoot, paths: list[str]) -> tuple[list[str], list[str]]:
+    texts, found = [], []
+    for path in paths:
+        text = root.read_text(path)
+        if text is not None:
+            texts.append(text)
+            found.append(path)
+    return texts, found
+
+
+def _check_host(name: object, option: str) -> str:
+    problem = component_problem(name)
+    if problem:
+        raise DeployedConfigError(f"{option} {name!r} {problem}; give the inventory hostname")
+    return str(name)
+
+
+def read_kolla(root: HostRoot, config_dir: str, hosts: dict[str, list[str]]) -> dict:
+    """``{host: {"services": {service: IniConfig}, "sources": {service: [paths]}}}`` for the kolla layout.
+
+    ``hosts`` maps each inventory hostname to the services it runs.
+    """
+    result: dict = {}
+    for host, services in hosts.items():
+        name = _check_host(host, "hosts")
+        entry: dict = {"services": {}, "sources": {}}
+        for service in services:
+            if service not in SERVICES:
+                raise DeployedConfigError(f"host {name}: service {service!r} is not one of {', '.join(SERVICES)}")
+            texts, found = _read(root, kolla_sources(config_dir, service, name))
+            entry["services"][service] = merge_kolla(texts)
+            entry["sources"][service] = found
+        result[name] = entry
+    return result
+
+
+def read_nova_conf_d(root: HostRoot, nova_conf: str, conf_d: str, host: str, services: list[str]) -> dict:
+    """The same shape as :func:`read_kolla` for one host of the nova_conf_d layout (one config for all
+    the services it runs)."""
+    name = _check_host(host, "host")
+    names = sorted(n for n in root.listdir(conf_d, limit=MAX_CONF_D_FILES + 1) if n.endswith(".conf"))
+    if len(names) > MAX_CONF_D_FILES:
+        raise DeployedConfigError(
+            f"{conf_d} holds more than {MAX_CONF_D_FILES} .conf files; that is not a Nova config directory"
+        )
+    texts, found = _read(root, [nova_conf] + [f"{conf_d.rstrip('/')}/{n}" for n in names])
+    config = merge_oslo(texts)
+    for service in services:
+        if service not in SERVICES:
+            raise DeployedConfigError(f"host {name}: service {service!r} is not one of {', '.join(SERVICES)}")
+    return {
+        name: {
+            "services": {service: config for service in services},
+            "sources": {service: list(found) for service in services},
+        }
+    }
+
+
+# -- what a deployed config does --------------------------------------------------------------------
+def json_objects(value: str) -> list[dict] | None:
+    """The objects one device_spec or alias value holds (Nova takes an object or a list); None if unreadable."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    parsed = parsed if isinstance(parsed, list) else [parsed]
+    return parsed if all(isinstance(p, dict) for p in parsed) else None
+
+
+def values(config: dict, section: str, key: str) -> list[str]:
+    found = ((config or {}).get(section) or {}).get(key) or []
+    return [found] if isinstance(found, str) else [v for v in found if isinstance(v, str)]
+
+
+def is_true(config: dict, section: str, key: str) -> bool:
+    found = values(config, section, key)
+    return bool(found) and found[-1].strip().lower() in ("true", "yes", "on", "1")
+
+
+def _spec_matches(spec: dict, device: dict, physical_functions: frozenset) -> bool:
+    for key in ("vendor_id", "product_id"):
+        wanted = spec.get(key)
+        if wanted not in (None, "*") and str(wanted).lower() != device.get(key):
+            return False
+    if "address" in spec:
+        try:
+            pattern = address_pattern.parse(spec["address"])
+        except address_pattern.AddressPatternError:
+            return False
+        return pattern.matches(device["address"], device.get("physfn"), physical_functions)
+    return "devname" not in spec
+
+
+def claims(config: dict, devices: list[dict]) -> dict[str, dict]:
+    """``{address: tags}`` of every device ``[pci] device_spec`` claims, the first matching spec winning
+    (as Nova's whitelist does); tags are the spec's keys other than what it matches on."""
+    specs = [s for v in values(config, "pci", "device_spec") for s in (json_objects(v) or [])]
+    pfs = frozenset(d["physfn"] for d in devices if d.get("physfn"))
+    found: dict[str, dict] = {}
+    for device in devices:
+        for spec in specs:
+            if _spec_matches(spec, device, pfs):
+                found[device["address"]] = {
+                    k: v for k, v in spec.items() if k not in ("vendor_id", "product_id", "address")
+                }
+                break
+    return found
+
+
+def mdev_types(config: dict) -> list[tuple[str, list[str], str | None]]:
+    """``[(type, device_addresses, mdev_class)]`` of ``[devices] enabled_mdev_types``, in order."""
+    found = []
+    for text in values(config, "devices", "enabled_mdev_types"):
+        for name in (t.strip() for t in text.split(",")):
+            if not name:
+                continue
+            section = f"mdev_{name}"
+            addresses = [a.strip() for v in values(config, section, "device_addresses") for a in v.split(",")]
+            mdev_class = (values(config, section, "mdev_class") or [None])[-1]
+            found.append((name, [a for a in addresses if a], mdev_class))
+    return found
+
+
+def read_configs(root: HostRoot, params: dict) -> dict:
+    """The ``nova_config_info`` module's answer: ``{deployed, sources, templated}``."""
+    layout = params.get("layout") or "kolla"
+    hosts = {}
+    given = list(params.get("hosts") or [])
+    given += [{"name": n, "services": ["compute"]} for n in params.get("compute_hosts") or []]
+    control = ["api", "scheduler", "conductor"] + (["super-conductor"] if params.get("super_conductor") else [])
+    given += [{"name": n, "services": control} for n in params.get("control_hosts") or []]
+    if not given:
+        raise DeployedConfigError("no host to read for: give hosts, compute_hosts or control_hosts")
+    for index, item in enumerate(given, start=1):
+        name = _check_host(item.get("name"), f"hosts[{index}].name")
+        if name in hosts:
+            raise DeployedConfigError(f"hosts[{index}]: {name} is given twice; list each host once")
+        hosts[name] = list(item.get("services") or ["compute"])
+    if layout == "kolla":
+        found = read_kolla(root, params.get("config_dir") or "/etc/kolla/config", hosts)
+    elif layout == "nova_conf_d":
+        if len(hosts) != 1:
+            raise DeployedConfigError("layout nova_conf_d reads one host's files: give exactly one host in hosts")
+        name, services = next(iter(hosts.items()))
+        found = read_nova_conf_d(
+            root, params.get("nova_conf") or "/etc/nova/nova.conf", params.get("config_dir") or "/etc/nova/nova.conf.d",
+            name, services,
+        )  # fmt: skip
+    else:
+        raise DeployedConfigError(f"layout {layout!r} is not one of kolla, nova_conf_d")
+    return {
+        "deployed": {h: e["services"] for h, e in found.items()},
+        "sources": {h: e["sources"] for h, e in found.items()},
+        "templated": sorted(
+            f"{h}/{s} {key}" for h, e in found.items() for s, c in e["services"].items() for key in templated(c)
+        ),
+    }

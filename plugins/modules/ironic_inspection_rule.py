@@ -1,0 +1,171 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: ironic_inspection_rule
+short_description: Create, update or delete one of Ironic's inspection rules
+description:
+  - Makes one inspection rule of Ironic's built-in inspection (API microversion 1.96 or later) exist
+    with the given conditions and actions, or removes it.
+  - The rule is found by O(uuid), or by the uuid derived from O(name) when O(uuid) is not given, so the
+    same task finds its own rule on every run.
+  - The rule is validated before any call (operators and actions Ironic 39 knows, priority 0 to 9999,
+    at most 100 conditions and 100 actions); a bad rule fails the task and changes nothing.
+  - A changed rule is updated in place (JSON patch); a change of O(sensitive) deletes and creates it.
+  - The P(accel.openstack.baremetal#role) role builds these rules from the device policy's C(mode=baremetal)
+    entries.
+version_added: 0.1.0
+author:
+  - accel.openstack contributors (@accel-openstack)
+options:
+  name:
+    description:
+      - Name of the rule (1-200 letters, digits, C(_), C(.), C(:) or C(-)); its uuid is derived from it.
+    type: str
+    required: true
+  uuid:
+    description: The rule's uuid, when it is not to be derived from O(name) (a rule made by hand).
+    type: str
+  description:
+    description: Free text kept with the rule (at most 255 characters); defaults to O(name).
+    type: str
+  priority:
+    description: Rules run in order of priority, highest first (0 to 9999).
+    type: int
+    default: 0
+  phase:
+    description: The inspection phase the rule runs in.
+    type: str
+    choices: [main]
+    default: main
+  sensitive:
+    description: Whether Ironic hides the rule's conditions and actions in its answers and logs.
+    type: bool
+    default: false
+  conditions:
+    description:
+      - Conditions, each a mapping with C(op) (an operator such as V(contains) or V(eq), V(!) in front
+        inverts it), C(args), and optionally C(multiple) and C(loop).
+      - Values in C(args.value) can read the node (C({node.driver})), its inventory (C({inventory[cpu][count]}))
+        and the plugin data (C({plugin_data[pci_devices]})).
+    type: list
+    elements: dict
+    default: []
+  actions:
+    description:
+      - Actions, each a mapping with C(op) (such as V(set-attribute) or V(add-trait)) and C(args).
+      - Required with O(state=present).
+    type: list
+    elements: dict
+  state:
+    description: V(present) creates or updates the rule; V(absent) deletes it.
+    type: str
+    choices: [present, absent]
+    default: present
+extends_documentation_fragment:
+  - accel.openstack.openstack
+attributes:
+  check_mode:
+    support: full
+    description: Validates, reads the rule and reports what would change; writes nothing.
+  diff_mode:
+    support: full
+    description: The rule before and after.
+notes:
+  - Talks to Ironic's v1 API (C(/v1/inspection_rules)) with microversion 1.96.
+  - A standalone Ironic with C(auth_strategy = noauth) is reached with O(cloud) set to a dict holding
+    C(auth_type) V(none) and C(baremetal_endpoint_override) (the Ironic URL).
+"""
+
+EXAMPLES = r"""
+- name: Nodes with eight H100 and NVSwitch bridges become GPU_H100X8
+  accel.openstack.ironic_inspection_rule:
+    cloud: mycloud
+    name: accel-baremetal-hgx-h100x8
+    priority: 50
+    conditions:
+      - op: contains
+        args:
+          value: "{plugin_data[pci_devices]}"
+          regex: "(?s)(?:\\{(?=[^{}]*'vendor_id': '(?:0x)?10de')(?=[^{}]*'product_id': '(?:0x)?2330')[^{}]*\\}.*?){8}"
+    actions:
+      - op: set-attribute
+        args: {path: resource_class, value: GPU_H100X8}
+      - op: add-trait
+        args: {name: CUSTOM_GPU_H100}
+
+- name: Remove it
+  accel.openstack.ironic_inspection_rule:
+    cloud: mycloud
+    name: accel-baremetal-hgx-h100x8
+    state: absent
+"""
+
+RETURN = r"""
+rule:
+  description: The rule as declared, with its uuid (null when absent).
+  returned: success
+  type: dict
+  sample:
+    uuid: 0b0bb0a6-4d1f-5c83-9c5e-8a3e8f1c2d10
+    description: accel-baremetal-hgx-h100x8
+    priority: 50
+    phase: main
+    sensitive: false
+    conditions: []
+    actions: [{op: add-trait, args: {name: CUSTOM_GPU_H100}}]
+actions:
+  description: What was (or would be) done, in order (V(create), V(update), V(delete)).
+  returned: success
+  type: list
+  elements: str
+  sample: [create]
+"""
+
+from ansible_collections.accel.openstack.plugins.module_utils._ironic.client import IronicClient
+from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection_rules import (
+    converge_rule,
+    declared_rule,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+
+
+class IronicInspectionRuleModule(OpenStackModule):
+    argument_spec = {
+        "name": {"type": "str", "required": True},
+        "uuid": {"type": "str"},
+        "description": {"type": "str"},
+        "priority": {"type": "int", "default": 0},
+        "phase": {"type": "str", "choices": ["main"], "default": "main"},
+        "sensitive": {"type": "bool", "default": False},
+        "conditions": {"type": "list", "elements": "dict", "default": []},
+        "actions": {"type": "list", "elements": "dict"},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+    }
+    module_kwargs = {"required_if": [("state", "present", ["actions"])]}
+
+    def run(self) -> dict:
+        p = self.params
+        rule = declared_rule(
+            p["name"],
+            p["conditions"],
+            p["actions"],
+            p["description"],
+            p["priority"],
+            p["phase"],
+            p["sensitive"],
+            p["uuid"],
+        )
+        client = IronicClient(self.connection.baremetal)
+        result = converge_rule(client, rule, p["state"], self.check_mode)
+        result["api_calls"] = dict(client.calls)
+        return result
+
+
+def main() -> None:
+    IronicInspectionRuleModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+#!/usr/bin/python
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: nova_config_info
+short_description: Read the Nova configuration a cloud runs today, per host and service
+description:
+  - Reads, never writes, the Nova configuration each service of each host gets, as the audit
+    (P(accel.openstack.audit#role)) and the adoption filter
+    (P(accel.openstack.device_policy_from_nova#filter)) take it.
+  - O(layout=kolla) reads Kolla-Ansible's override files under O(config_dir) and merges them in
+    Kolla-Ansible's precedence per service and host (C(global.conf), C(nova.conf),
+    C(nova/nova-<service>.conf), C(nova/<host>/nova.conf), and C(nova/<host>/nova-<service>.conf) for
+    nova-compute and nova-conductor); a key in a later file replaces the whole list of an earlier one.
+    Values that still hold a Jinja expression are returned as written and listed in RV(templated).
+  - O(layout=nova_conf_d) reads O(nova_conf) and every C(*.conf) of O(config_dir) in name order, as
+    oslo.config reads them (multi-valued options such as C([pci] device_spec) and C([pci] alias)
+    accumulate over the files, others take the last value).
+  - C([pci] passthrough_whitelist) is joined to C([pci] device_spec), as Nova reads the deprecated name.
+version_added: 0.1.0
+author:
+  - accel.openstack contributors (@accel-openstack)
+options:
+  root:
+    description: Filesystem root of the machine that holds the files (the deploy host for the kolla layout).
+    type: path
+    default: /
+  layout:
+    description: Where the configuration lives.
+    type: str
+    choices: [kolla, nova_conf_d]
+    default: kolla
+  config_dir:
+    description:
+      - Kolla-Ansible's override directory (O(layout=kolla), default C(/etc/kolla/config)), or the
+        C(nova.conf.d) directory (O(layout=nova_conf_d), default C(/etc/nova/nova.conf.d)).
+    type: path
+  nova_conf:
+    description: The main Nova configuration file read before O(config_dir) with O(layout=nova_conf_d).
+    type: path
+    default: /etc/nova/nova.conf
+  hosts:
+    description:
+      - The hosts to read for, each with the Nova services it runs. With O(layout=nova_conf_d) give the
+        one host the module runs on.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The inventory hostname (a directory name of the kolla layout).
+        type: str
+        required: true
+      services:
+        description: The Nova services the host runs.
+        type: list
+        elements: str
+        choices: [compute, api, scheduler, conductor, super-conductor]
+        default: [compute]
+  compute_hosts:
+    description: Hosts that run nova-compute, added to O(hosts).
+    type: list
+    elements: str
+    default: []
+  control_hosts:
+    description:
+      - Hosts that run nova-api, nova-scheduler and nova-conductor (and nova-super-conductor with
+        O(super_conductor=true)), added to O(hosts).
+    type: list
+    elements: str
+    default: []
+  super_conductor:
+    description: Whether the O(control_hosts) also run Kolla-Ansible's nova-super-conductor.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is no diff.
+notes:
+  - The root of the host is given by O(root); nothing outside it is read.
+"""
+
+EXAMPLES = r"""
+- name: Read what Kolla-Ansible deploys for the compute hosts and the control hosts
+  accel.openstack.nova_config_info:
+    layout: kolla
+    config_dir: /etc/kolla/config
+    hosts:
+      - {name: gpu-node-1, services: [compute]}
+      - {name: control-1, services: [api, scheduler, conductor]}
+  delegate_to: localhost
+  run_once: true
+  register: nova_deployed
+
+- name: Read nova.conf and nova.conf.d on a host that is not deployed by Kolla
+  accel.openstack.nova_config_info:
+    layout: nova_conf_d
+    hosts: [{name: "{{ inventory_hostname }}", services: [compute]}]
+  register: nova_deployed
+"""
+
+RETURN = r"""
+deployed:
+  description: Per host, per service, the configuration sections as Nova reads them (values as lists).
+  returned: success
+  type: dict
+  sample:
+    gpu-node-1:
+      compute:
+        pci:
+          device_spec: ['{"vendor_id": "10de", "product_id": "2330"}']
+          alias: ['{"name": "h100", "vendor_id": "10de", "product_id": "2330", "device_type": "type-PCI"}']
+sources:
+  description: Per host and service, the files read, lowest precedence first.
+  returned: success
+  type: dict
+  sample: {gpu-node-1: {compute: [/etc/kolla/config/nova/gpu-node-1/nova.conf]}}
+templated:
+  description: C(host/service section.key) of every value that still holds a Jinja expression.
+  returned: success
+  type: list
+  elements: str
+"""
+
+from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
+from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import read_configs
+
+
+class NovaConfigInfoModule(HostModule):
+    argument_spec = {
+        "layout": {"type": "str", "choices": ["kolla", "nova_conf_d"], "default": "kolla"},
+        "config_dir": {"type": "path"},
+        "nova_conf": {"type": "path", "default": "/etc/nova/nova.conf"},
+        "hosts": {
+            "type": "list",
+            "elements": "dict",
+            "default": [],
+            "options": {
+                "name": {"type": "str", "required": True},
+                "services": {
+                    "type": "list",
+                    "elements": "str",
+                    "choices": ["compute", "api", "scheduler", "conductor", "super-conductor"],
+                    "default": ["compute"],
+                },
+            },
+        },
+        "compute_hosts": {"type": "list", "elements": "str", "default": []},
+        "control_hosts": {"type": "list", "elements": "str", "default": []},
+        "super_conductor": {"type": "bool", "default": False},
+    }
+
+    def run(self) -> dict:
+        return {"changed": False, **read_configs(self.host, self.params)}
+
+
+def main() -> None:
+    NovaConfigInfoModule()()
+
+
+if __name__ == "__main__":
+    main()

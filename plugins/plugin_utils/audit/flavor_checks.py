@@ -1,0 +1,55 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Flavor findings: the catalog against the cloud's Placement and the aliases nova-api reads.
+
+Each flavor goes through the validate stage's own check (``validate_flavors``: Nova's translation,
+Placement's answer from the snapshot, Nova's filters after Placement).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import validate_flavors
+
+
+def check_flavors(cloud) -> list[dict]:
+    if not cloud.flavors:
+        return []
+    result = validate_flavors(
+        cloud.flavor_fleet(),
+        list(cloud.flavors),
+        pci_aliases=list(cloud.aliases),
+        pci_in_placement=cloud.pci_in_placement,
+        **cloud.flavor_options,
+    )
+    found: list[dict] = []
+    for report in result["flavors"]:
+        name = report["name"]
+        reason = report.get("reason") or {}
+        detail = reason.get("detail") or report.get("message") or ""
+        hint = f" (did you mean {', '.join(reason['did_you_mean'][:3])}?)" if reason.get("did_you_mean") else ""
+        if report["outcome"] in ("invalid_flavor", "scheduler_error"):
+            found.append(
+                finding(
+                    None,
+                    "flavor_invalid",
+                    f"flavor {name}: Nova refuses it: {report.get('message') or detail}{hint}",
+                    f"correct the flavor's extra specs (openstack flavor set {name} --property ...), or retire it",
+                )
+            )
+        elif report["outcome"] != "fits" or not report["after_filters"]["hosts"]:
+            removed = report["after_filters"].get("removed") or {}
+            why = detail or "; ".join(f"{h}: {r}" for h, r in list(removed.items())[:3])
+            found.append(
+                finding(
+                    None,
+                    "flavor_unplaceable",
+                    f"flavor {name} fits no host today ({report['outcome']}): {why}{hint}",
+                    "see playbooks/validate.yml's table for each host's reason; fix the flavor, the aliases or the "
+                    "hosts it asks for",
+                )
+            )
+    for item in result["findings"]:
+        if item["kind"] == "general_on_gpu_host":
+            found.append(finding(None, "gpu_host_unreserved", item["message"], item["fix"]))
+    return found

@@ -1,0 +1,188 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host findings: what the host's state (pci_facts) says about the devices its Nova config hands out."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, normalize_address
+from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
+from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
+
+PREPARE = "run playbooks/prepare_hosts.yml for this host"
+
+
+def _shown(addresses: list[str], most: int = 6) -> str:
+    return ", ".join(addresses[:most]) + (f" and {len(addresses) - most} more" if len(addresses) > most else "")
+
+
+def check_host(cloud, host: str) -> list[dict]:
+    facts = cloud.hosts.get(host) or {}
+    compute = cloud.compute_config(host)
+    devices = host_devices(facts)
+    by_address = {normalize_address(d["address"]): d for d in devices}
+    claimed = deployed.claims(compute, devices)
+    found: list[dict] = []
+    passthrough = [a for a in claimed if naming.nova_device_type(by_address[a]) != naming.TYPE_VF]
+    if claimed and facts.get("accel_iommu_enabled") is False:
+        option = "amd_iommu=on" if facts.get("accel_cpu_vendor") == "amd" else "intel_iommu=on"
+        found.append(
+            finding(
+                host,
+                "iommu_off",
+                f"the IOMMU is off, yet [pci] device_spec hands out {len(claimed)} device(s) "
+                f"({_shown(sorted(claimed))}); no instance can get them",
+                f"enable the IOMMU ({option} iommu=pt, and VT-d/AMD-Vi in the firmware) and reboot: {PREPARE} "
+                "with accel_reboot: allowed",
+            )
+        )
+    elif facts.get("accel_iommu_enabled"):
+        for address in sorted(claimed):
+            device = by_address[address]
+            if device.get("passthrough_viable") is False:
+                found.append(
+                    finding(
+                        host,
+                        "group_not_viable",
+                        f"{address} is handed out by device_spec but cannot go to a VM alone: "
+                        f"{device.get('passthrough_note') or 'its IOMMU group is shared'}",
+                        "bind every device of the IOMMU group to vfio-pci and hand them out together, move the card "
+                        "to a slot with its own group (ACS), or remove the device from [pci] device_spec",
+                    )
+                )
+    for address in passthrough:
+        device = by_address[address]
+        tags = claimed[address]
+        unmanaged = str(tags.get("managed", "yes")).lower() in ("no", "false", "0", "off")
+        if device.get("driver") != "vfio-pci" and not device.get("mdev_types"):
+            found.append(
+                finding(
+                    host,
+                    "not_bound_vfio",
+                    f"{address} ({device.get('product_name') or device.get('product_id')}) is handed out for "
+                    f"passthrough but bound to {device.get('driver') or 'no driver'}"
+                    + (" and device_spec says managed: no, so libvirt will not rebind it" if unmanaged else ""),
+                    f"bind it to vfio-pci at boot (vfio-pci.ids, driver blacklist): {PREPARE}, then reboot it "
+                    "(accel_reboot: allowed) if the stage has already set that up",
+                    severity="error" if unmanaged else None,
+                )
+            )
+    found += _vfs(cloud, host, compute, devices, by_address)
+    found += _vgpu(host, compute, by_address)
+    found += _mig(cloud, host, devices)
+    return found
+
+
+def _vfs(cloud, host: str, compute: dict, devices: list[dict], by_address: dict) -> list[dict]:
+    found = []
+    expected: dict[str, int] = {}
+    for entry in cloud.policy_entries:
+        if entry.sriov_numvfs:
+            for device in devices:
+                if not device.get("sriov_totalvfs") or device.get("physfn"):
+                    continue
+                if entry.matches_ids(device.get("vendor_id"), device.get("product_id")) and entry.matches_address(
+                    device["address"]
+                ):
+                    expected[normalize_address(device["address"])] = entry.sriov_numvfs
+    for spec_value in deployed.values(compute, "pci", "device_spec"):
+        for spec in deployed.json_objects(spec_value) or []:
+            address = spec.get("address")
+            if not isinstance(address, str) or not is_address(address):
+                continue
+            address = normalize_address(address)
+            if address in by_address:
+                continue
+            pfs = [
+                d
+                for d in devices
+                if d["address"].rsplit(":", 1)[0] == address.rsplit(":", 1)[0]
+                and (d.get("sriov_totalvfs") or 0) > (d.get("sriov_numvfs") or 0)
+            ]
+            if pfs:
+                pf = normalize_address(pfs[0]["address"])
+                expected.setdefault(pf, pfs[0].get("sriov_totalvfs") or 0)
+                expected[pf] = max(expected[pf], (pfs[0].get("sriov_numvfs") or 0) + 1)
+            else:
+                found.append(
+                    finding(
+                        host,
+                        "device_missing",
+                        f"[pci] device_spec names {address}, which the host does not have",
+                        "check the card (lspci, dmesg), or correct the address in device_spec",
+                    )
+                )
+    for address, wanted in sorted(expected.items()):
+        device = by_address.get(address)
+        have = (device or {}).get("sriov_numvfs") or 0
+        if device is not None and have < wanted:
+            found.append(
+                finding(
+                    host,
+                    "vfs_missing",
+                    f"{address} has {have} VF(s); the policy or the deployed device_spec expects {wanted} "
+                    "(VFs are lost on reboot unless they are recreated at boot)",
+                    f"create the VFs and make them come back at boot: {PREPARE} (sriov_numvfs in the policy)",
+                )
+            )
+    return found
+
+
+def _offers(device: dict, mdev_type: str) -> bool:
+    return str(device.get("current_vgpu_type") or "") == mdev_type or any(
+        t.get("type") == mdev_type for t in device.get("mdev_types") or []
+    )
+
+
+def _vgpu(host: str, compute: dict, by_address: dict) -> list[dict]:
+    found = []
+    for mdev_type, addresses, _mdev_class in deployed.mdev_types(compute):
+        if addresses:
+            lacking = [
+                a
+                for a in addresses
+                if not is_address(a) or normalize_address(a) not in by_address
+                or not _offers(by_address[normalize_address(a)], mdev_type)
+            ]  # fmt: skip
+        else:
+            lacking = [] if any(_offers(d, mdev_type) for d in by_address.values()) else ["any device"]
+        if lacking:
+            found.append(
+                finding(
+                    host,
+                    "vgpu_type_missing",
+                    f"[devices] enables vGPU type {mdev_type}, which {_shown(lacking)} does not offer "
+                    "(vGPU host driver missing, VFs not created, or the type reset after a reboot)",
+                    f"install the vGPU host driver and set the type per device: {PREPARE}, then restart nova-compute",
+                )
+            )
+    return found
+
+
+def _mig(cloud, host: str, devices: list[dict]) -> list[dict]:
+    found = []
+    for entry in cloud.policy_entries:
+        if entry.mode != "mig" or not entry.mig_layout:
+            continue
+        wanted = Counter({str(i["profile"]): int(i["count"]) for i in entry.mig_layout})
+        for device in devices:
+            if device.get("physfn") or not entry.matches_ids(device.get("vendor_id"), device.get("product_id")):
+                continue
+            if not entry.matches_address(device["address"]):
+                continue
+            mig = device.get("mig") or {}
+            have = Counter(str(i.get("profile")) for i in mig.get("gpu_instances") or [])
+            if mig.get("mode_current") != "enabled" or have != wanted:
+                shown = ", ".join(f"{n}x {p}" for p, n in sorted(have.items())) or "none"
+                found.append(
+                    finding(
+                        host,
+                        "mig_layout_drift",
+                        f"{device['address']}: MIG mode {mig.get('mode_current') or 'unknown'}, instances {shown}; "
+                        f"the policy ({entry.name}) wants " + ", ".join(f"{n}x {p}" for p, n in sorted(wanted.items())),
+                        f"drain the GPU, then {PREPARE} (accel.openstack.nvidia_mig restores the layout, also at boot)",
+                    )
+                )
+    return found

@@ -1,0 +1,719 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Joint packing of a flavor mix: how much of a demand fits together, as Nova would place it.
+
+``capacity_plan(demand, snapshot, **options)`` places a demand (``[{"flavor": FLAVOR, "count": N}]``) one
+instance at a time, each as nova-scheduler places one server (docs/capacity.md gives the rule):
+
+1. Nova's queries for the flavor (``flavor.py``) are answered from the fleet with its usage so far,
+   with Placement 1.39 semantics and Nova's ``limit``, and merged as Nova merges them;
+2. the hosts of the merged candidates go through the Nova filters the collection models
+   (``nova_filters.py``); with ``pci_in_placement`` off the host's PCI device pools are consumed;
+3. the weigher chooses one host: Nova's ``RAMWeigher`` (``spread``: ``ram_weight_multiplier`` 1.0, the
+   default; ``pack``: -1.0), with Nova's normalisation and its stable sort, and ``host_subset_size`` 1.
+   Hosts of equal weight keep the fleet's order (Nova's own order among them is that of a Python set);
+4. the first candidate of the merged answer on that host is allocated (the usage grows).
+
+Asking the whole fleet for each instance costs a search over every tree. Where every candidate lies in
+one tree (no sharing provider) and the snapshot lists providers tree by tree, each query is answered
+tree by tree instead (``_View``): a tree's answer is kept until an instance lands on it, and Nova's
+``limit`` is applied over the trees in order. ``per_tree=False`` switches that off; the tests require
+both paths to place every instance alike on generated fleets and demands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
+from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
+    GENERAL_CLASSES,
+    FitOptionError,
+    FitOptions,
+    FlavorFit,
+)
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import answer as fit_answer
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError, gc_paused
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import TooCombinatorial, allocation_candidates
+
+ORDERS = ("as_given", "largest_first")
+WEIGHERS = {"spread": 1.0, "pack": -1.0}
+# Bounds on what a demand may ask (each count, all counts together, hosts lost).
+MAX_COUNT = 100_000
+MAX_INSTANCES = 200_000
+MAX_FAILURES = 1_000
+
+
+class CapacityOptionError(AccelError):
+    """A demand or option that is not usable; the message names it and the fix."""
+
+
+@dataclasses.dataclass
+class _Kind:
+    """One flavor of the demand, translated once."""
+
+    name: str
+    flavor: Mapping
+    count: int
+    position: int
+    req: nova_flavor.NovaRequest | None = None
+    requests: list[Request] = dataclasses.field(default_factory=list)
+    reason: dict | None = None
+    blocked: bool = False  # Nova refuses the flavor (or cannot send its query) whatever the usage
+    totals: dict[str, int] = dataclasses.field(default_factory=dict)
+    asks: frozenset[str] = frozenset()
+
+    def size(self) -> tuple:
+        devices = sum(n for rc, n in self.totals.items() if rc not in GENERAL_CLASSES)
+        cpus = self.totals.get("VCPU", 0) + self.totals.get("PCPU", 0)
+        return (devices, cpus, self.totals.get("MEMORY_MB", 0), self.totals.get("DISK_GB", 0))
+
+
+def _int_option(name: str, value, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise CapacityOptionError(f"{name} must be a whole number from {minimum} to {maximum}, got {value!r}")
+    return value
+
+
+def _demand(demand) -> list[_Kind]:
+    if isinstance(demand, Mapping) or not isinstance(demand, list | tuple):
+        raise CapacityOptionError(
+            "the demand must be a list of {flavor: FLAVOR, count: N} entries, got " + type(demand).__name__
+        )
+    kinds: dict[str, _Kind] = {}
+    total = 0
+    for index, entry in enumerate(demand):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("flavor"), Mapping):
+            raise CapacityOptionError(
+                f"demand entry {index}: give {{flavor: FLAVOR, count: N}} with FLAVOR a dict as for flavor_fit "
+                "(name, vcpus, ram, disk, extra_specs)"
+            )
+        unknown = sorted(set(entry) - {"flavor", "count"})
+        if unknown:
+            raise CapacityOptionError(f"demand entry {index}: unknown key(s) {', '.join(map(str, unknown))}")
+        count = _int_option(f"demand entry {index} count", entry.get("count", 1), 0, MAX_COUNT)
+        flavor = entry["flavor"]
+        name = flavor.get("name")
+        if not isinstance(name, str) or not name:
+            raise CapacityOptionError(f"demand entry {index}: the flavor needs a name (a non-empty string)")
+        total += count
+        if total > MAX_INSTANCES:
+            raise CapacityOptionError(f"the demand asks more than {MAX_INSTANCES} instances; split it")
+        known = kinds.get(name)
+        if known is None:
+            kinds[name] = _Kind(name, flavor, count, len(kinds))
+        elif dict(known.flavor) != dict(flavor):
+            raise CapacityOptionError(
+                f"demand entry {index}: flavor {name!r} is given twice with different definitions; "
+                "give each flavor one definition (or different names)"
+            )
+        else:
+            known.count += count
+    return list(kinds.values())
+
+
+def nova_weights(free_ram: list[int], multiplier: float) -> list[float]:
+    """Nova's weights for the hosts (in order) with only RAMWeigher enabled: ``normalize`` with the weigher's
+    ``minval`` 0 and the list's maximum, times the multiplier (a single host is not weighed: 0.0)."""
+    if len(free_ram) <= 1:
+        return [0.0] * len(free_ram)
+    top = float(max(free_ram))
+    if top == 0.0:
+        return [0.0] * len(free_ram)
+    return [multiplier * (value / top) for value in free_ram]
+
+
+def ranked(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> Iterator[str]:
+    """The hosts in the order the weigher ranks them (a stable sort, descending weight). The first is found
+    without sorting (the first of the highest weight); the rest are sorted only when asked for."""
+    if not hosts:
+        return
+    weights = nova_weights([free_ram[h] for h in hosts], multiplier)
+    best = max(range(len(hosts)), key=weights.__getitem__)
+    yield hosts[best]
+    rest = sorted((i for i in range(len(hosts)) if i != best), key=weights.__getitem__, reverse=True)
+    for index in rest:
+        yield hosts[index]
+
+
+def choose(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> list[str]:
+    """The hosts in the order the weigher ranks them."""
+    return list(ranked(hosts, free_ram, multiplier))
+
+
+def _names_known(fleet: Fleet, request: Request) -> bool:
+    names = set(request.root_required | request.root_forbidden)
+    for group in request.groups.values():
+        if group.in_tree is not None:
+            return False
+        names.update(group.forbidden)
+        for any_of in group.required:
+            names.update(any_of)
+    classes = {rc for group in request.groups.values() for rc in group.resources}
+    return names <= fleet.traits and classes <= fleet.resource_classes
+
+
+class _View:
+    """One of Nova's queries for one flavor, answered tree by tree.
+
+    With every candidate in one tree and the trees listed in the roots' order, the solver's answer on the
+    whole fleet is each root's candidates (as its tree alone gives them) one root after another, cut at
+    ``limit``. A root is in Nova's answer when fewer than ``limit`` candidates come before it. Per root
+    the number of candidates (up to ``limit``) is kept until that root's usage changes.
+
+    Usage only grows while a demand is placed, so a root's count only falls: the roots in the answer are
+    kept in order with their counts (``rows``), the roots whose usage changed are counted again, and the
+    scan goes on past the last root looked at only while fewer than ``limit`` candidates are found."""
+
+    def __init__(self, plan: Plan, request: Request):
+        self.plan = plan
+        self.request = request
+        self.limit = request.limit
+        self.totals: dict[str, int] = {}
+        for group in request.groups.values():
+            for rc, amount in group.resources.items():
+                self.totals[rc] = self.totals.get(rc, 0) + amount
+        self.counts: dict[str, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every count (the usage went back: the headroom check's end)."""
+        self.counts.clear()
+        self.rows: dict[str, int] = {}
+        self.found = 0
+        self.scanned = 0
+        self.changed: set[str] = set()
+
+    def touched(self, root: str) -> None:
+        if self.counts.pop(root, None) is not None:
+            self.changed.add(root)
+
+    def count(self, root: str) -> int:
+        found = self.counts.get(root)
+        if found is None:
+            found = self.counts[root] = self.plan.tree_answer(root, self.request, self.totals, True)["candidates"]
+        return found
+
+    def visible(self) -> dict[str, int]:
+        """``{root: candidates of it within limit}`` for the roots in Nova's answer, in the roots' order."""
+        rows, limit = self.rows, self.limit
+        for root in self.changed:
+            if root in rows:
+                self.found -= rows[root]
+                now = self.count(root)
+                if now:
+                    rows[root] = now
+                    self.found += now
+                else:
+                    del rows[root]
+        self.changed.clear()
+        order = self.plan.root_order
+        while (limit is None or self.found < limit) and self.scanned < len(order):
+            root = order[self.scanned]
+            self.scanned += 1
+            now = self.count(root)
+            if now:
+                rows[root] = now
+                self.found += now
+        if limit is None or self.found <= limit:
+            return rows
+        window: dict[str, int] = {}
+        before = 0
+        for root, count in rows.items():
+            if before >= limit:
+                break
+            window[root] = min(count, limit - before)
+            before += count
+        return window
+
+
+class Plan:
+    """The fleet with the usage the plan adds, and the placement of single instances on it."""
+
+    def __init__(self, snapshot: Mapping, options: FitOptions, multiplier: float, per_tree: bool = True):
+        try:
+            self.fleet = Fleet.from_snapshot(snapshot)
+        except FleetError as exc:
+            raise CapacityOptionError(f"fleet: {exc}") from exc
+        self.snapshot = snapshot
+        self.options = options
+        self.multiplier = multiplier
+        fleet = self.fleet
+        self.root_name = {p.uuid: p.name for p in fleet.roots}
+        self.root_of_name = {p.name: p.uuid for p in fleet.roots}
+        self.position = {p.uuid: i for i, p in enumerate(fleet.roots)}
+        self.records = {}
+        for record in snapshot["resource_providers"]:
+            if record.get("parent_provider_uuid") is None:
+                self.records[record.get("name") or record["uuid"]] = dict(record)
+        self.pools = {
+            name: [dict(pool) for pool in record.get("pci_pools") or ()]
+            for name, record in self.records.items()
+            if record.get("pci_pools") is not None
+        }
+        self.down: set[str] = set()
+        # The per-tree path (see ``_View``): every candidate lies in one tree (no sharing provider) and the
+        # snapshot lists the providers below the roots in the roots' order (tree by tree, or every root
+        # first as Placement lists them), so the solver's candidates come out root after root in that
+        # order, each root's in the order its tree alone gives them.
+        position = self.position
+        last = -1
+        ordered = True
+        for provider in fleet.order:
+            if provider.parent is None:
+                continue
+            at = position[provider.root]
+            if at < last:
+                ordered = False
+                break
+            last = at
+        self.per_tree = per_tree and ordered and not fleet.sharing
+        self.root_order = [p.uuid for p in fleet.roots]
+        self._tree_fleets: dict[str, Fleet] = {}
+        self._views: dict[str, list[_View] | None] = {}
+        self._kept: dict[str, dict[str, bool]] = {}
+        self._free_ram: dict[str, int] = {}
+        self._taking: dict[str, set[str]] = {}
+
+    # -- state -------------------------------------------------------------------------------------
+    def free_ram(self, root: str) -> int:
+        """Nova's ``free_ram_mb`` of the host: MEMORY_MB total - reserved - used on the root provider."""
+        found = self._free_ram.get(root)
+        if found is None:
+            inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
+            found = self._free_ram[root] = 0 if inv is None else inv.total - inv.reserved - inv.used
+        return found
+
+    def usage(self) -> dict:
+        return {(uuid, rc): inv.used for uuid, p in self.fleet.providers.items() for rc, inv in p.inventories.items()}
+
+    def restore(self, saved: dict, pools: dict) -> None:
+        for (uuid, rc), used in saved.items():
+            self.fleet.providers[uuid].inventories[rc].used = used
+        self.pools = pools
+        for views in self._views.values():
+            for view in views or ():
+                view.reset()
+        self._kept.clear()
+        self._free_ram.clear()
+        self._taking.clear()
+
+    def apply(self, allocations: Mapping, sign: int = 1) -> None:
+        providers = self.fleet.providers
+        roots = set()
+        for uuid, allocation in allocations.items():
+            roots.add(providers[uuid].root)
+            for rc, amount in allocation["resources"].items():
+                providers[uuid].inventories[rc].used += sign * amount
+        for views in self._views.values():
+            for view in views or ():
+                for root in roots:
+                    view.touched(root)
+        for kept in self._kept.values():
+            for root in roots:
+                kept.pop(self.root_name.get(root), None)
+        for root in roots:
+            self._free_ram.pop(root, None)
+        self._taking.clear()
+
+    # -- one instance ------------------------------------------------------------------------------
+    def candidates(self, kind: _Kind) -> list[dict]:
+        """Nova's merged candidates for one instance of the flavor, on today's usage."""
+        answers: list[tuple[int, dict | str]] = []
+        for request in kind.requests:
+            try:
+                answers.append((200, fit_answer(self.fleet, request)))
+            except RequestError as exc:  # Placement's 400 (names are checked lazily, so usage matters)
+                answers.append((400, str(exc)))
+        return nova_flavor.merge_answers(kind.req, answers)["candidates"]
+
+    def filtered(self, kind: _Kind, hosts: list[str]) -> list[str]:
+        pools = self.pools
+        records = {
+            h: dict(self.records[h], pci_pools=pools[h]) if h in pools else self.records[h]
+            for h in hosts
+            if h in self.records
+        }
+        opts = self.options
+        kept = nova_filters.run_filters(
+            records,
+            hosts,
+            kind.req,
+            kind.flavor,
+            pci_in_placement=opts.pci_in_placement,
+            aggregates_metadata=opts.aggregates_metadata,
+            enabled_filters=opts.enabled_filters,
+        )["hosts"]
+        kept = set(kept)
+        return [h for h in hosts if h in kept and h not in self.down]
+
+    def place(self, kind: _Kind) -> tuple[str, dict] | None:
+        """Place one instance: (host name, allocations), or None when Nova finds no valid host."""
+        views = self.views(kind)
+        if views is not None:
+            return self._place_per_tree(kind, views)
+        found = self.candidates(kind)
+        if not found:
+            return None
+        names = self.root_name
+        by_root: dict[str, list[dict]] = {}
+        for candidate in found:
+            for uuid in candidate["allocations"]:
+                if uuid in names:
+                    by_root.setdefault(uuid, []).append(candidate)
+        roots = sorted({self.fleet.providers[u].root for c in found for u in c["allocations"]}, key=self.position.get)
+        hosts = self.filtered(kind, [names[r] for r in roots if r in names])
+        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
+        for host in ranked(hosts, free, self.multiplier):
+            mine = by_root.get(self.root_of_name[host])
+            if mine:
+                self.apply(mine[0]["allocations"])
+                self._take_devices(kind, host)
+                return host, mine[0]["allocations"]
+        return None
+
+    def _take_devices(self, kind: _Kind, host: str) -> None:
+        if self.options.pci_in_placement or host not in self.pools or not kind.req.pci_requests:
+            return
+        numa = kind.req.numa or {}
+        flavor_policy = numa.get("pci_numa_affinity_policy")
+        nova_filters.take_devices(
+            self.pools[host],
+            kind.req.pci_requests,
+            lambda request: flavor_policy or request.get("numa_policy") or "legacy",
+            None,
+            consume=True,
+        )
+
+    # -- the per-tree path -------------------------------------------------------------------------
+    def views(self, kind: _Kind) -> list[_View] | None:
+        """One view per query of the flavor, or None when the per-tree path is not exact for it: a sharing
+        provider, providers not listed tree by tree, ``in_tree``, or a name the fleet does not know (whether
+        Placement answers 400 then depends on the other trees)."""
+        if kind.name in self._views:
+            return self._views[kind.name]
+        views = None
+        if self.per_tree and all(_names_known(self.fleet, r) for r in kind.requests):
+            views = [_View(self, request) for request in kind.requests]
+        self._views[kind.name] = views
+        return views
+
+    def tree_fleet(self, root: str) -> Fleet:
+        """The root's tree alone, sharing its providers (and their usage) with the fleet."""
+        found = self._tree_fleets.get(root)
+        if found is None:
+            fleet = self.fleet
+            found = self._tree_fleets[root] = Fleet(fleet.trees[root])
+            # The names the whole fleet knows (a name unknown here but known there is no 400 there).
+            found.traits, found.resource_classes = fleet.traits, fleet.resource_classes
+        return found
+
+    def tree_answer(self, root: str, request: Request, totals: dict[str, int], roots_only: bool) -> dict:
+        """The solver's answer on the root's tree alone; no search when the tree cannot hold the totals."""
+        classes = self.fleet.tree_classes.get(root, {})
+        for rc, amount in totals.items():
+            if sum(inv.free for _p, inv in classes.get(rc, ())) < amount:
+                return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": []}
+        return allocation_candidates(self.tree_fleet(root), request, roots_only=roots_only)
+
+    def kept(self, kind: _Kind, host: str) -> bool:
+        """Whether the modelled filters keep the host for the flavor (cached until the host's usage changes)."""
+        kept = self._kept.setdefault(kind.name, {})
+        found = kept.get(host)
+        if found is None:
+            found = kept[host] = bool(self.filtered(kind, [host]))
+        return found
+
+    def _place_per_tree(self, kind: _Kind, views: list[_View]) -> tuple[str, dict] | None:
+        windows = [view.visible() for view in views]
+        if len(windows) > 1 and not kind.req.pcpu_fallback:
+            windows = windows[:1]
+        roots = sorted({root for window in windows for root in window}, key=self.position.get)
+        names = self.root_name
+        hosts = [names[r] for r in roots if r not in self.down and self.kept(kind, names[r])]
+        hosts = [h for h in hosts if h not in self.down]
+        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
+        for host in ranked(hosts, free, self.multiplier):
+            root = self.root_of_name[host]
+            for view, window in zip(views, windows):  # noqa: B905 - windows may be the first only
+                if root not in window:
+                    continue
+                answer = self.tree_answer(
+                    root, dataclasses.replace(view.request, limit=window[root]), view.totals, roots_only=False
+                )
+                mine = [c for c in answer["allocation_requests"] if root in c["allocations"]]
+                if mine:
+                    allocations = mine[0]["allocations"]
+                    self.apply(allocations)
+                    self._take_devices(kind, host)
+                    return host, allocations
+        return None
+
+    # -- the fleet after the demand ----------------------------------------------------------------
+    def left(self) -> dict[str, dict[str, int]]:
+        tree_classes = self.fleet.tree_classes
+        return {
+            name: {rc: sum(inv.free for _p, inv in entries) for rc, entries in sorted(tree_classes[root].items())}
+            for root, name in self.root_name.items()
+        }
+
+    def takes(self, kind: _Kind, root: str) -> bool:
+        """Whether one more instance of the flavor would be placed on the root's host (no ``limit``)."""
+        host = self.root_name[root]
+        views = self.views(kind)
+        if views is None:
+            taking = self._taking.get(kind.name)
+            if taking is None:
+                taking = self._taking[kind.name] = self.hosts_taking(kind)
+            return host in taking
+        if host in self.down:
+            return False
+        for view in views if kind.req.pcpu_fallback else views[:1]:
+            if view.count(root):
+                return self.kept(kind, host)
+        return False
+
+    def hosts_taking(self, kind: _Kind) -> set[str]:
+        """Hosts where one more instance of the flavor would be placed (no ``limit``)."""
+        found = set()
+        for request in kind.requests:
+            try:
+                answer = fit_answer(self.fleet, dataclasses.replace(request, limit=None), roots_only=True)
+            except (RequestError, TooCombinatorial):
+                continue
+            found.update(answer["roots"])
+        names = [self.root_name[r] for r in sorted(found, key=self.position.get) if r in self.root_name]
+        return set(self.filtered(kind, names))
+
+
+def _translate(kinds: list[_Kind], plan: Plan) -> None:
+    opts = plan.options
+    for kind in kinds:
+        try:
+            req = nova_flavor.translate(
+                kind.flavor,
+                pci_aliases=opts.pci_aliases,
+                pci_in_placement=opts.pci_in_placement,
+                device_profiles=opts.device_profiles,
+                image_properties=opts.image_properties,
+                boot_from_volume=opts.boot_from_volume,
+                max_placement_results=opts.max_placement_results,
+            )
+        except AccelError as exc:
+            kind.reason = {"code": "invalid_flavor", "detail": str(exc)}
+            kind.blocked = True
+            continue
+        kind.req = req
+        if req.refusal:
+            kind.reason = {"code": "invalid_flavor", "detail": req.refusal.get("message", "")}
+            kind.blocked = True
+            continue
+        requests = []
+        for query in req.queries:
+            try:
+                requests.append(Request.parse(query))
+            except RequestError as exc:
+                kind.reason = {"code": "invalid_flavor", "detail": str(exc)}
+                kind.blocked = True
+                break
+        if kind.reason:
+            continue
+        kind.requests = requests
+        for group in requests[0].groups.values():
+            for rc, amount in group.resources.items():
+                kind.totals[rc] = kind.totals.get(rc, 0) + amount
+        kind.asks = frozenset(rc for r in requests for g in r.groups.values() for rc in g.resources)
+
+
+def _fit_reasons(kinds: list[_Kind], snapshot: Mapping, options: FitOptions) -> None:
+    """The reason code flavor_fit gives (on the fleet before the demand) to flavors placed nowhere."""
+    if not kinds:
+        return
+    fit = FlavorFit(snapshot, options)
+    for kind in kinds:
+        report = fit.check(kind.flavor)
+        kind.reason = report["reason"] or {"code": report["outcome"], "detail": report["message"]}
+
+
+def _placement_order(kinds: list[_Kind], order: str) -> list[_Kind]:
+    if order == "largest_first":
+        return sorted(kinds, key=lambda k: tuple(-v for v in k.size()))
+    return list(kinds)
+
+
+def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, dict, dict]:
+    """Place every instance of ``sequence`` (kind after kind); placed, unplaced and hosts per flavor."""
+    placed = {k.name: 0 for k in sequence}
+    unplaced = {k.name: 0 for k in sequence}
+    hosts: dict[str, dict[str, int]] = {}
+    for kind in sequence:
+        if kind.blocked:
+            unplaced[kind.name] += kind.count
+            continue
+        for done in range(kind.count):
+            try:
+                got = plan.place(kind) if kind.requests else None
+            except TooCombinatorial as exc:
+                kind.reason = {"code": "scheduler_error", "detail": str(exc), "did_you_mean": []}
+                kind.blocked = True
+                got = None
+            if got is None:
+                if trace is not None:
+                    trace.append({"flavor": kind.name, "host": None, "allocations": None})
+                # Usage only grows: once Nova finds no host, no later copy of this flavor fits either.
+                unplaced[kind.name] += kind.count - done
+                break
+            host, allocations = got
+            placed[kind.name] += 1
+            per_host = hosts.setdefault(host, {})
+            per_host[kind.name] = per_host.get(kind.name, 0) + 1
+            if trace is not None:
+                trace.append({"flavor": kind.name, "host": host, "allocations": allocations})
+    return placed, unplaced, hosts
+
+
+def _stranded(plan: Plan, kinds: list[_Kind], placed: dict[str, int]) -> dict:
+    """Per host and device class: devices free while no flavor of the demand that asks the class fits."""
+    usable = [k for k in kinds if k.requests]
+    found: dict[str, dict] = {}
+    tree_classes = plan.fleet.tree_classes
+    for root, host in plan.root_name.items():
+        if host in plan.down:
+            continue
+        classes = tree_classes[root]
+        for rc, entries in sorted(classes.items()):
+            if rc in GENERAL_CLASSES:
+                continue
+            free = sum(inv.free for _p, inv in entries)
+            askers = [k for k in usable if rc in k.asks]
+            if not free or not askers or any(plan.takes(k, root) for k in askers):
+                continue
+            # What ran out, judged for the flavors that the fleet did take (a flavor larger than any host
+            # would name every class); all askers when none of them was placed.
+            judged = [k for k in askers if placed.get(k.name)] or askers
+            short = set()
+            for kind in judged:
+                for wanted_rc, amount in kind.totals.items():
+                    have = sum(inv.free for _p, inv in classes.get(wanted_rc, ()))
+                    if have < amount:
+                        short.add(wanted_rc)
+            found.setdefault(host, {})[rc] = {
+                "free": free,
+                "short": sorted(short),
+                "flavors": sorted(k.name for k in askers),
+            }
+    return found
+
+
+def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> dict:
+    """Lose the ``failures`` hosts carrying most of the demand and re-place their instances on the rest."""
+    if not failures:
+        return {"failures": 0, "survives": True, "lost": {}, "hosts_lost": []}
+    position = {name: plan.position[plan.root_of_name[name]] for name in hosts}
+    ranked = sorted(hosts, key=lambda h: (-sum(hosts[h].values()), position[h]))
+    if len(ranked) < failures:
+        others = [n for r, n in plan.root_name.items() if n not in hosts]
+        ranked += others[: failures - len(ranked)]
+    lost_hosts = ranked[:failures]
+    saved, pools = plan.usage(), {n: [dict(p) for p in ps] for n, ps in plan.pools.items()}
+    plan.down = set(lost_hosts)
+    try:
+        again = []
+        for kind in sequence:
+            count = sum(hosts.get(h, {}).get(kind.name, 0) for h in lost_hosts)
+            if count:
+                again.append(dataclasses.replace(kind, count=count))
+        _placed, unplaced, _hosts = _run(plan, again, None)
+    finally:
+        plan.down = set()
+        plan.restore(saved, pools)
+    lost = {name: n for name, n in unplaced.items() if n}
+    return {"failures": failures, "survives": not lost, "lost": lost, "hosts_lost": lost_hosts}
+
+
+def capacity_plan(
+    demand,
+    snapshot: Mapping,
+    *,
+    order: str = "as_given",
+    weigher: str = "spread",
+    failures: int = 0,
+    trace: list | None = None,
+    per_tree: bool = True,
+    **options,
+) -> dict:
+    """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
+
+    ``trace``, when a list, receives ``{flavor, host, allocations}`` per instance placed, in order."""
+    if order not in ORDERS:
+        raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if weigher not in WEIGHERS:
+        raise CapacityOptionError(f"weigher must be one of {', '.join(WEIGHERS)}, got {weigher!r}")
+    failures = _int_option("failures", failures, 0, MAX_FAILURES)
+    try:
+        checked = FitOptions.checked(**options)
+    except FitOptionError as exc:
+        raise CapacityOptionError(str(exc)) from exc
+    if not isinstance(snapshot, Mapping):
+        raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
+    kinds = _demand(demand)
+    with gc_paused():
+        plan = Plan(snapshot, checked, WEIGHERS[weigher], per_tree)
+        if failures > len(plan.root_name):
+            raise CapacityOptionError(f"failures ({failures}) is more than the fleet's {len(plan.root_name)} hosts")
+        _translate(kinds, plan)
+        sequence = _placement_order(kinds, order)
+        placed, unplaced, hosts = _run(plan, sequence, trace)
+        never = [k for k in kinds if k.count and not placed[k.name]]
+        _fit_reasons(never, snapshot, checked)
+        reasons = {}
+        for kind in kinds:
+            if unplaced[kind.name]:
+                reasons[kind.name] = kind.reason or {
+                    "code": "in_use",
+                    "detail": f"{placed[kind.name]} placed; the demand's own instances took the room for the rest",
+                }
+        result = {
+            "placed": {k.name: placed[k.name] for k in kinds},
+            "unplaced": {k.name: unplaced[k.name] for k in kinds},
+            "hosts": {h: hosts[h] for h in sorted(hosts)},
+            "left": plan.left(),
+            "stranded": _stranded(plan, kinds, placed),
+            "headroom": _headroom(plan, sequence, hosts, failures),
+            "reasons": reasons,
+            "order": [k.name for k in sequence],
+            "weigher": weigher,
+        }
+    return result
+
+
+def capacity_table(plan: Mapping) -> list[str]:
+    """The plan as lines a person reads: per flavor placed and unplaced with the reason, stranded devices,
+    headroom."""
+    if not isinstance(plan, Mapping) or not all(key in plan for key in ("placed", "unplaced", "headroom")):
+        raise CapacityOptionError("capacity_table: give the plan accel.openstack.capacity_plan returns")
+    reasons = plan.get("reasons") or {}
+    rows = [("flavor", "placed", "unplaced", "why not")]
+    for name, placed in plan["placed"].items():
+        reason = reasons.get(name) or {}
+        why = f"{reason.get('code')}: {reason.get('detail')}" if reason else ""
+        rows.append((str(name), str(placed), str(plan["unplaced"].get(name, 0)), why[:160]))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [" | ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]).rstrip() for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths) + "-+-" + "-" * 7)
+    for host, classes in sorted((plan.get("stranded") or {}).items()):
+        for rc, entry in sorted(classes.items()):
+            short = ", ".join(entry.get("short") or ()) or "no class short: a trait, a per-provider limit or a filter"
+            lines.append(f"stranded on {host}: {entry.get('free')} {rc} free, none usable ({short})")
+    headroom = plan["headroom"]
+    if headroom.get("failures"):
+        lost = ", ".join(f"{name}: {n}" for name, n in (headroom.get("lost") or {}).items())
+        lines.append(
+            f"headroom: losing {headroom['failures']} host(s) ({', '.join(headroom.get('hosts_lost') or ())}): "
+            + ("every instance fits elsewhere" if headroom.get("survives") else f"instances lost ({lost})")
+        )
+    return lines

@@ -1,0 +1,135 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A flavor_fit or capacity_plan report in the Prometheus text exposition format (version 0.0.4).
+
+``capacity_metrics(report)`` takes what the ``flavor_fit`` lookup returns (a list of reports), what
+``validate_flavors`` returns (its ``flavors``), or what the ``capacity_plan`` lookup returns (one plan),
+and returns the exposition text: one ``# HELP`` and ``# TYPE`` per family, every family a gauge, every
+name starting with ``accel_``. The families are listed in docs/capacity.md. Label values are escaped as
+the format says (backslash, double quote, newline), so any flavor or host name is safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import GENERAL_CLASSES
+
+PLAN_KEYS = ("placed", "unplaced", "hosts", "left", "stranded", "headroom")
+FIT_KEYS = ("name", "outcome", "max_instances", "after_filters")
+# Why a flavor that Placement returns hosts for is still not placeable: every host was removed by a
+# modelled Nova filter (flavor_fit gives no reason code then).
+FILTERED = "nova_filters"
+
+
+class MetricsInputError(AccelError):
+    """A report that is neither a flavor_fit nor a capacity_plan report."""
+
+
+def _escape(value) -> str:
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class _Families:
+    def __init__(self):
+        self.families: dict[str, tuple[str, list[str]]] = {}
+
+    def add(self, name: str, value, **labels) -> None:
+        family = self.families[name]
+        shown = ",".join(f'{key}="{_escape(labels[key])}"' for key in labels)
+        family[1].append(f"{name}{{{shown}}} {int(value)}" if labels else f"{name} {int(value)}")
+
+    def declare(self, name: str, help_text: str) -> None:
+        self.families.setdefault(name, (help_text, []))
+
+    def text(self) -> str:
+        lines = []
+        for name, (help_text, samples) in self.families.items():
+            lines.append(f"# HELP {name} {help_text}")
+            lines.append(f"# TYPE {name} gauge")
+            lines.extend(samples)
+        return "\n".join(lines) + "\n"
+
+
+def _fit_metrics(reports: list, out: _Families) -> None:
+    out.declare("accel_flavor_capacity_instances", "Instances of the flavor that fit, each flavor alone.")
+    out.declare("accel_flavor_placeable", "1 when the flavor fits at least one host after Nova's filters.")
+    out.declare("accel_flavor_hosts", "Hosts the flavor fits after Nova's filters.")
+    out.declare("accel_flavor_reason", "1 for the reason code of a flavor that fits nowhere.")
+    for index, report in enumerate(reports):
+        if not isinstance(report, Mapping) or any(key not in report for key in FIT_KEYS):
+            raise MetricsInputError(
+                f"capacity_metrics: report {index} is not a flavor_fit report (it needs {', '.join(FIT_KEYS)})"
+            )
+        name = report["name"]
+        kept = list((report.get("after_filters") or {}).get("hosts") or ())
+        counts = report.get("max_instances") or {}
+        capacity = sum(int(counts.get(host) or 0) for host in kept)
+        placeable = report["outcome"] == "fits" and bool(kept)
+        out.add("accel_flavor_capacity_instances", capacity, flavor=name)
+        out.add("accel_flavor_placeable", placeable, flavor=name)
+        out.add("accel_flavor_hosts", len(kept), flavor=name)
+        reason = report.get("reason")
+        code = reason.get("code") if isinstance(reason, Mapping) else None
+        if code is None and not placeable:
+            code = FILTERED
+        if code is not None:
+            out.add("accel_flavor_reason", 1, flavor=name, code=code)
+
+
+def _plan_metrics(plan: Mapping, out: _Families) -> None:
+    out.declare("accel_capacity_placed_instances", "Instances of the demand placed, per flavor.")
+    out.declare("accel_capacity_unplaced_instances", "Instances of the demand with no valid host, per flavor.")
+    out.declare("accel_capacity_reason", "1 for the reason code of a flavor with unplaced instances.")
+    out.declare("accel_capacity_host_instances", "Instances of the demand placed on the host, per flavor.")
+    out.declare("accel_capacity_free", "Free amount of the resource class on the host after the demand.")
+    out.declare(
+        "accel_capacity_stranded_devices",
+        "Free devices of the class on the host that no flavor of the demand can use any more.",
+    )
+    out.declare("accel_capacity_headroom_failures", "Hosts lost in the headroom check.")
+    out.declare("accel_capacity_headroom_survives", "1 when every lost instance of the demand fits elsewhere.")
+    out.declare("accel_capacity_headroom_lost_instances", "Instances that no longer fit when the hosts are lost.")
+    for name, count in (plan.get("placed") or {}).items():
+        out.add("accel_capacity_placed_instances", count, flavor=name)
+    for name, count in (plan.get("unplaced") or {}).items():
+        out.add("accel_capacity_unplaced_instances", count, flavor=name)
+    for name, reason in (plan.get("reasons") or {}).items():
+        out.add("accel_capacity_reason", 1, flavor=name, code=reason.get("code"))
+    for host, flavors in (plan.get("hosts") or {}).items():
+        for name, count in flavors.items():
+            out.add("accel_capacity_host_instances", count, host=host, flavor=name)
+    stranded = plan.get("stranded") or {}
+    for host, classes in (plan.get("left") or {}).items():
+        for rc, free in classes.items():
+            out.add("accel_capacity_free", free, host=host, resource_class=rc)
+        for rc in classes:
+            if rc not in GENERAL_CLASSES:
+                count = ((stranded.get(host) or {}).get(rc) or {}).get("free", 0)
+                out.add("accel_capacity_stranded_devices", count, host=host, resource_class=rc)
+    headroom = plan.get("headroom") or {}
+    out.add("accel_capacity_headroom_failures", headroom.get("failures") or 0)
+    out.add("accel_capacity_headroom_survives", bool(headroom.get("survives", True)))
+    for name in plan.get("placed") or {}:
+        out.add("accel_capacity_headroom_lost_instances", (headroom.get("lost") or {}).get(name, 0), flavor=name)
+
+
+def capacity_metrics(report) -> str:
+    """The report as Prometheus text exposition (see the module docstring)."""
+    out = _Families()
+    if isinstance(report, Mapping) and all(key in report for key in PLAN_KEYS):
+        _plan_metrics(report, out)
+    elif isinstance(report, Mapping) and isinstance(report.get("flavors"), list):
+        _fit_metrics(report["flavors"], out)
+    elif isinstance(report, list | tuple):
+        if len(report) == 1 and isinstance(report[0], Mapping) and all(key in report[0] for key in PLAN_KEYS):
+            _plan_metrics(report[0], out)  # the capacity_plan lookup's one-element list
+        else:
+            _fit_metrics(list(report), out)
+    else:
+        raise MetricsInputError(
+            "capacity_metrics: give a flavor_fit report (a list), validate_flavors' result or a capacity_plan "
+            f"plan (a dict with {', '.join(PLAN_KEYS)}), got {type(report).__name__}"
+        )
+    return out.text()

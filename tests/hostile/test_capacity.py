@@ -1,0 +1,90 @@
+"""Hostile input to the capacity lookup, filters and role: refused with a message, bounded, nothing written."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from prometheus_client.parser import text_string_to_metric_families
+
+from ansible_collections.accel.openstack.plugins.filter.capacity import FilterModule
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import CapacityOptionError, capacity_plan
+from tests.support.ansible_runner import run_playbook
+
+FLEET = {
+    "resource_providers": [
+        {
+            "uuid": "cn1",
+            "name": "c1",
+            "inventories": {"VCPU": {"total": 8}, "MEMORY_MB": {"total": 4096}},
+            "traits": ["OWNER_NOVA"],
+        }
+    ]
+}
+SMALL = {"name": "small", "vcpus": 1, "ram": 512, "disk": 0}
+FILTERS = FilterModule().filters()
+
+
+@pytest.mark.parametrize(
+    ("demand", "fragment"),
+    [
+        ("small", "must be a list"),
+        ([{"flavor": SMALL, "count": 10**9}], "from 0 to 100000"),
+        ([{"flavor": SMALL, "count": 100000}, {"flavor": dict(SMALL, name="b"), "count": 100001}], "from 0 to"),
+        ([{"flavor": dict(SMALL, name=f"f{n}"), "count": 100000} for n in range(3)], "more than 200000 instances"),
+        ([{"flavor": SMALL, "count": "7"}], "count must be a whole number"),
+        ([{"flavor": SMALL, "count": 1.5}], "count must be a whole number"),
+        ([{"flavor": "m1.small", "count": 1}], "FLAVOR a dict"),
+        ([{"flavor": dict(SMALL, name=["x"]), "count": 1}], "needs a name"),
+    ],
+)
+def test_hostile_demands_are_refused_before_any_work(demand, fragment):
+    start = time.monotonic()
+    with pytest.raises(CapacityOptionError) as caught:
+        capacity_plan(demand, FLEET)
+    assert fragment in str(caught.value)
+    assert time.monotonic() - start < 1
+
+
+def test_a_huge_bad_flavor_count_costs_one_refusal_not_one_per_instance():
+    demand = [{"flavor": dict(SMALL, extra_specs={"trait:CUSTOM_NOPE": "required"}), "count": 100000}]
+    start = time.monotonic()
+    plan = capacity_plan(demand, FLEET)
+    assert plan["unplaced"] == {"small": 100000} and plan["reasons"]["small"]["code"] == "unknown_trait"
+    assert time.monotonic() - start < 5
+
+
+def test_names_that_try_to_break_the_exposition_format_are_escaped():
+    name = 'x"} 1\naccel_injected{a="b"} 9\\'
+    plan = capacity_plan([{"flavor": dict(SMALL, name=name), "count": 2}], FLEET)
+    text = FILTERS["capacity_metrics"](plan)
+    names = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+    assert "accel_injected" not in names
+    flavors = {s.labels.get("flavor") for f in text_string_to_metric_families(text) for s in f.samples}
+    assert name in flavors
+
+
+@pytest.mark.parametrize("report", [{"placed": 1}, "x", 5, [1, 2]])
+def test_metrics_refuse_what_is_not_a_report(report):
+    with pytest.raises(AnsibleFilterError, match="capacity_metrics"):
+        FILTERS["capacity_metrics"](report)
+
+
+@pytest.mark.parametrize("name", ["../../outside.prom", "metrics.txt"])
+def test_the_role_refuses_a_metrics_file_name_outside_the_directory(tmp_path, name):
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+    extra = {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "accel_capacity_fleet": FLEET,
+        "accel_capacity_demand": [{"flavor": SMALL, "count": 1}],
+        "accel_capacity_textfile_dir": str(textfile),
+        "accel_capacity_textfile_name": name,
+    }
+    report = run_playbook("playbooks/capacity.yml", "localhost,", extra)
+    assert report["rc"] != 0
+    assert "must be a plain file name ending in .prom" in report["stdout"] + str(report["plays"])
+    assert list(tmp_path.rglob("*.prom")) == [] and not (tmp_path.parent / "outside.prom").exists()

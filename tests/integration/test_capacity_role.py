@@ -1,0 +1,73 @@
+"""The capacity role through ansible-playbook: check mode, apply, check, apply, then the metrics file read back.
+
+The fleet is given (no Placement needed); the metrics land in a temporary textfile-collector directory
+and are parsed with prometheus_client's own parser; the HTML page is parsed back too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.ansible_runner import run_playbook, task_results, total_changed
+from tests.unit.plugins.plugin_utils.test_capacity_report import Page
+from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, FLEET, flavor
+
+WRITE = "Write the metrics for node_exporter's textfile collector (atomically)"
+
+
+def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path):
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+    extra = {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "accel_capacity_fleet": FLEET,
+        "accel_capacity_pci_aliases": ALIASES,
+        "accel_capacity_pci_in_placement": True,
+        "accel_capacity_failures": 1,
+        "accel_capacity_demand": [
+            {"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 4},
+            {"flavor": flavor("small"), "count": 10},
+        ],
+        "accel_capacity_textfile_dir": str(textfile),
+        "accel_capacity_report": str(tmp_path / "capacity.json"),
+        "accel_capacity_html": str(tmp_path / "capacity.html"),
+    }
+    target = textfile / "accel_capacity.prom"
+
+    checked = run_playbook("playbooks/capacity.yml", "localhost,", extra, check=True, diff=True)
+    assert checked["rc"] == 0, checked["stderr"] + checked["stdout"]
+    result = task_results(checked, WRITE)["localhost"]
+    assert result["changed"] is True and "accel_capacity_placed_instances" in json.dumps(result["diff"])
+    assert not target.exists()
+
+    applied = run_playbook("playbooks/capacity.yml", "localhost,", extra)
+    assert applied["rc"] == 0, applied["stderr"] + applied["stdout"]
+    assert task_results(applied, WRITE)["localhost"]["changed"] is True
+    text = target.read_text()
+
+    again = run_playbook("playbooks/capacity.yml", "localhost,", extra, check=True, diff=True)
+    assert again["rc"] == 0 and task_results(again, WRITE)["localhost"]["changed"] is False
+    final = run_playbook("playbooks/capacity.yml", "localhost,", extra)
+    assert final["rc"] == 0 and total_changed(final) == 0
+    assert target.read_text() == text
+
+    plan = json.loads((tmp_path / "capacity.json").read_text())["plan"]
+    values = {}
+    for family in text_string_to_metric_families(text):
+        assert family.name.startswith("accel_")
+        for sample in family.samples:
+            values[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    assert values[("accel_capacity_placed_instances", (("flavor", "gpu"),))] == plan["placed"]["gpu"] == 3
+    assert values[("accel_capacity_unplaced_instances", (("flavor", "gpu"),))] == 1
+    assert values[("accel_flavor_capacity_instances", (("flavor", "gpu"),))] == 3
+    assert values[("accel_flavor_placeable", (("flavor", "small"),))] == 1
+    assert values[("accel_capacity_headroom_failures", ())] == 1
+    page = Page((tmp_path / "capacity.html").read_text())
+    assert [row[:3] for row in page.tables["plan"][1:]] == [["gpu", "3", "1"], ["small", "10", "0"]]
+    assert [row[0] for row in page.tables["flavors"][1:]] == ["gpu", "small"] and page.rects
+    table = task_results(applied, "Report the plan")["localhost"]["msg"]
+    assert table[0].startswith("flavor") and any(line.startswith("gpu ") for line in table)

@@ -1,0 +1,233 @@
+"""Start and stop the real Cyborg 17 (API + conductor in one process, SQLite, no Keystone) for tests.
+
+Cyborg runs from its own venv (``make cyborg-venv``, path in ``ACCEL_CYBORG_VENV``); ``cyborg_wsgi.py``
+explains how the process is put together. One server serves a whole test session; ``seed()`` inserts a
+device with its deployable and attach handles as Cyborg's agent would, with Cyborg's own objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from tests.support.ironic_server import free_port
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MICROVERSION = "2.0"
+ADMIN_PROJECT = "0d4c0d6a8e4b4f0c9a1d7b1e2f3a4b5c"
+
+CONFIG = """[DEFAULT]
+transport_url = fake://
+host = accel-test-cyborg
+debug = false
+log_file = {workdir}/cyborg.log
+
+[api]
+api_paste_config = {workdir}/api-paste.ini
+host_ip = 127.0.0.1
+port = {port}
+
+[database]
+connection = sqlite:///{workdir}/cyborg.sqlite
+
+[placement]
+auth_type = none
+endpoint_override = http://127.0.0.1:{standin}
+
+[nova]
+auth_type = none
+endpoint_override = http://127.0.0.1:{standin}/v2.1
+
+[oslo_policy]
+enforce_scope = false
+enforce_new_defaults = false
+"""
+
+# Cyborg's own pipeline without the Keystone filter: identity comes from the request headers.
+API_PASTE = """[pipeline:main]
+pipeline = request_id api_v2
+
+[app:api_v2]
+paste.app_factory = cyborg.api.app:app_factory
+
+[filter:request_id]
+paste.filter_factory = oslo_middleware:RequestId.factory
+"""
+
+
+def cyborg_venv() -> str:
+    return os.environ.get("ACCEL_CYBORG_VENV") or os.path.join(REPO, ".venv-cyborg")
+
+
+class CyborgUnavailable(RuntimeError):
+    pass
+
+
+class CyborgServer:
+    """One real Cyborg process on 127.0.0.1 with a private SQLite database."""
+
+    def __init__(self, workdir: str | None = None):
+        self.venv = cyborg_venv()
+        self.python = os.path.join(self.venv, "bin", "python")
+        if not os.path.exists(os.path.join(self.venv, "bin", "cyborg-dbsync")):
+            raise CyborgUnavailable(
+                f"no Cyborg venv at {self.venv}; run `make cyborg-venv` (tests need the real service)"
+            )
+        self.workdir = workdir or tempfile.mkdtemp(prefix="cyborg-")
+        self._own_workdir = workdir is None
+        self.proc: subprocess.Popen | None = None
+        self.port = free_port()
+        self.standin_port = free_port()
+        self.config = os.path.join(self.workdir, "cyborg.conf")
+        self.events_file = os.path.join(self.workdir, "nova-events.jsonl")
+        self.servers_file = os.path.join(self.workdir, "servers.json")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def cloud(self) -> dict:
+        """The module ``cloud`` option that reaches this server: a token (an administrator of ADMIN_PROJECT
+        here) and the endpoints of Cyborg and of the compute stand-in."""
+        return {
+            "auth_type": "admin_token",
+            "auth": {"endpoint": self.url + "/v2", "token": "admin"},
+            "compute_endpoint_override": f"http://127.0.0.1:{self.standin_port}/v2.1",
+        }
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        return env
+
+    def start(self) -> CyborgServer:
+        with open(self.config, "w") as handle:
+            handle.write(CONFIG.format(workdir=self.workdir, port=self.port, standin=self.standin_port))
+        with open(os.path.join(self.workdir, "api-paste.ini"), "w") as handle:
+            handle.write(API_PASTE)
+        self.set_servers([])
+        subprocess.run(
+            [os.path.join(self.venv, "bin", "cyborg-dbsync"), "--config-file", self.config, "create_schema"],
+            env=self._env(),
+            check=True,
+            capture_output=True,
+        )
+        out = open(os.path.join(self.workdir, "cyborg.out"), "ab")  # noqa: SIM115 - owned by proc
+        self.proc = subprocess.Popen(
+            [self.python, os.path.join(HERE, "cyborg_wsgi.py"), self.config, str(self.port), str(self.standin_port),
+             self.events_file, self.servers_file, ADMIN_PROJECT],
+            env=self._env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise CyborgUnavailable(f"Cyborg exited; see {self.workdir}/cyborg.out and cyborg.log")
+            try:
+                status, _body = self.request("GET", "/v2/device_profiles")
+                if status == 200:
+                    return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise CyborgUnavailable("Cyborg did not answer within 120 s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def close(self) -> None:
+        self.stop()
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> CyborgServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- raw HTTP, as a project member, an admin or Nova's service user ----------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        body=None,
+        project: str | None = ADMIN_PROJECT,
+        roles: str = "admin,member,reader",
+        service: bool = False,
+        microversion: str = MICROVERSION,
+    ):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("OpenStack-API-Version", f"accelerator {microversion}")
+        req.add_header("Accept", "application/json")
+        req.add_header("X-Roles", roles)
+        req.add_header("X-User-Id", "accel-test-user")
+        if project is not None:
+            req.add_header("X-Project-Id", project)
+        if service:
+            req.add_header("X-Service-Roles", "service")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                raw = resp.read()
+                return resp.status, (json.loads(raw) if raw else None)
+        except urllib.error.HTTPError as err:
+            raw = err.read()
+            try:
+                return err.code, json.loads(raw)
+            except ValueError:
+                return err.code, raw.decode(errors="replace")
+
+    def seed(self, *specs: dict) -> list[dict]:
+        """For each spec: a device, its control path, one deployable (provider ``rp_uuid``), attributes and
+        attach handles (see cyborg_seed.py), all in one process."""
+        proc = subprocess.run(
+            [self.python, os.path.join(HERE, "cyborg_seed.py"), self.config, json.dumps(list(specs))],
+            env=self._env(),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def set_servers(self, alive: list[str]) -> None:
+        """The servers the compute stand-in lists (the instances that exist)."""
+        with open(self.servers_file, "w") as handle:
+            json.dump(list(alive), handle)
+
+    def events(self) -> list[dict]:
+        """The external events Cyborg sent to Nova (the stand-in's record)."""
+        if not os.path.exists(self.events_file):
+            return []
+        with open(self.events_file) as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+
+
+if __name__ == "__main__":  # manual use: python -m tests.support.cyborg_server
+    with CyborgServer() as server:
+        print(server.url, flush=True)
+        try:
+            server.proc.wait()
+        except KeyboardInterrupt:
+            sys.exit(0)

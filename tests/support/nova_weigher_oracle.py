@@ -1,0 +1,174 @@
+"""Place a demand one instance at a time as nova-scheduler does, with Nova 34's own weighing and the real Placement.
+
+Runs under the nova venv's interpreter (``.venv-nova/bin/python``), never imported by the test process:
+JSON cases on stdin, JSON results on stdout (``nova_venv.serve``). A case::
+
+    {"placement": URL, "multiplier": 1.0, "roots": [[uuid, name], ...] (fleet order),
+     "steps": [{"flavor": name, "queries": [...], "pcpu_fallback": bool,
+                "allocations": {...} or null (what the plan under test allocated, null: it found no host)}]}
+
+For each step the script asks the real Placement every query (``GET /allocation_candidates``), merges
+the answers as Nova's scheduler does (the first query's candidates, then the VCPU fallback's), builds one
+``nova.scheduler.host_manager.HostState`` per root in the answer (fleet order) with ``free_ram_mb`` from
+Placement (MEMORY_MB total - reserved of the root's inventory, less the ``used`` of the answer's
+provider summary) and the candidates on that root, and
+lets Nova's ``SchedulerManager._get_sorted_hosts`` choose (its real ``HostManager.get_weighed_hosts``
+with ``weight_classes = [RAMWeigher]``, ``ram_weight_multiplier`` from the case, ``host_subset_size``
+1; no filter). Nova then claims the first candidate of the first sorted host that has one. The script
+writes into Placement the plan's allocation when it is one of Placement's candidates on the chosen host
+(so both sides keep the same usage even where a host has several equal devices), else Placement's first.
+
+Each result step: ``hosts`` (names Placement returned, fleet order), ``chosen`` (Nova's host, or null),
+``tied`` (hosts of the chosen one's weight), ``plan_allocation_offered`` (the plan's allocation is one
+of Placement's candidates on the chosen host), ``status`` of the allocation write. The allocations a
+case wrote are deleted after it, so the next case starts from the fleet as loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+import uuid
+import warnings
+
+warnings.simplefilter("ignore")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from tests.support.nova_venv import serve  # noqa: E402
+
+PROJECT = "6b4a3c2e-0000-4000-8000-000000000001"
+USER = "6b4a3c2e-0000-4000-8000-000000000002"
+
+
+def _request(url: str, method: str, path: str, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, method=method)
+    req.add_header("X-Auth-Token", "admin")
+    req.add_header("OpenStack-API-Version", "placement 1.39")
+    req.add_header("Accept", "application/json")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            raw = resp.read()
+            return resp.status, (json.loads(raw) if raw else None)
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(errors="replace")
+
+
+def _scheduler(multiplier: float):
+    import nova.conf
+    from nova import objects
+    from nova.scheduler import host_manager, manager, weights
+
+    objects.register_all()
+    conf = nova.conf.CONF
+    conf([], project="nova", default_config_files=[])
+    conf.set_override("weight_classes", ["nova.scheduler.weights.ram.RAMWeigher"], "filter_scheduler")
+    conf.set_override("ram_weight_multiplier", multiplier, "filter_scheduler")
+    conf.set_override("host_subset_size", 1, "filter_scheduler")
+    hosts = object.__new__(host_manager.HostManager)
+    hosts.weight_handler = weights.HostWeightHandler()
+    classes = hosts.weight_handler.get_matching_classes(conf.filter_scheduler.weight_classes)
+    hosts.weighers = [cls() for cls in classes]  # as HostManager.__init__ does
+    hosts.get_filtered_hosts = lambda host_states, spec_obj, index=0: list(host_states)
+    scheduler = object.__new__(manager.SchedulerManager)
+    scheduler.host_manager = hosts
+    return scheduler, host_manager.HostState, objects.RequestSpec
+
+
+def _memory(url: str, root: str) -> dict | None:
+    """The root's MEMORY_MB inventory (total and reserved do not change while a case runs)."""
+    _s, inventories = _request(url, "GET", f"/resource_providers/{root}/inventories")
+    return inventories["inventories"].get("MEMORY_MB")
+
+
+def _free_ram(memory: dict | None, summaries: dict, root: str) -> int:
+    """Nova's free_ram_mb: the compute node's memory less reserved and used (usage from Placement's answer)."""
+    if memory is None:
+        return 0
+    used = summaries[root]["resources"]["MEMORY_MB"]["used"]
+    return memory["total"] - memory["reserved"] - used
+
+
+def _same(one: dict, other: dict) -> bool:
+    def canonical(allocations):
+        return sorted((u, sorted(a["resources"].items())) for u, a in allocations.items())
+
+    return canonical(one) == canonical(other)
+
+
+def run_case(case: dict) -> dict:
+    url = case["placement"]
+    scheduler, host_state_cls, request_spec = _scheduler(float(case["multiplier"]))
+    roots = [tuple(r) for r in case["roots"]]
+    name_of = dict(roots)
+    memory = {root: _memory(url, root) for root, _name in roots}
+    results, consumers = [], []
+    for step in case["steps"]:
+        candidates, summaries = [], {}
+        for index, query in enumerate(step["queries"]):
+            status, body = _request(url, "GET", "/allocation_candidates?" + query)
+            if status == 200 and (index == 0 or step["pcpu_fallback"]):
+                candidates += body["allocation_requests"]
+                summaries.update(body["provider_summaries"])
+        by_root: dict[str, list] = {}
+        for candidate in candidates:
+            for provider in candidate["allocations"]:
+                if provider in name_of:
+                    by_root.setdefault(provider, []).append(candidate)
+        states = []
+        for root, name in roots:
+            if root not in by_root:
+                continue
+            state = host_state_cls(name, name, "cell1")
+            state.uuid = root
+            state.free_ram_mb = _free_ram(memory[root], summaries, root)
+            state.allocation_candidates = by_root[root]
+            states.append(state)
+        sorted_hosts = scheduler._get_sorted_hosts(request_spec(), states, 0)
+        weighed = scheduler.host_manager.get_weighed_hosts(states, request_spec())
+        chosen = next((h for h in sorted_hosts if h.allocation_candidates), None)
+        result = {
+            "flavor": step["flavor"],
+            "hosts": [s.host for s in states],
+            "chosen": chosen.host if chosen else None,
+            "tied": [],
+            "plan_allocation_offered": None,
+            "status": None,
+        }
+        if chosen is not None:
+            top = next(w.weight for w in weighed if w.obj is chosen)
+            result["tied"] = [w.obj.host for w in weighed if w.weight == top]
+            allocation = chosen.allocation_candidates[0]["allocations"]
+            wanted = step.get("allocations")
+            offered = wanted is not None and any(_same(c["allocations"], wanted) for c in chosen.allocation_candidates)
+            result["plan_allocation_offered"] = offered
+            if offered:
+                allocation = wanted
+            consumer = str(uuid.uuid4())
+            consumers.append(consumer)
+            status, _body = _request(
+                url,
+                "PUT",
+                f"/allocations/{consumer}",
+                {
+                    "allocations": allocation,
+                    "project_id": PROJECT,
+                    "user_id": USER,
+                    "consumer_generation": None,
+                    "consumer_type": "INSTANCE",
+                },
+            )
+            result["status"] = status
+        results.append(result)
+    for consumer in consumers:  # the next case starts from the fleet as loaded
+        _request(url, "DELETE", f"/allocations/{consumer}")
+    return {"steps": results}
+
+
+if __name__ == "__main__":
+    sys.exit(serve(lambda cases: [run_case(case) for case in cases]))

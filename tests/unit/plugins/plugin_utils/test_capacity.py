@@ -1,0 +1,173 @@
+"""capacity_plan: the weigher's rule, what a plan reports, headroom, stranded devices and bad input."""
+
+import copy
+
+import pytest
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import (
+    CapacityOptionError,
+    capacity_plan,
+    choose,
+    nova_weights,
+)
+from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host, provider
+
+KEYS = {"placed", "unplaced", "reasons", "hosts", "left", "stranded", "headroom", "order", "weigher"}
+
+
+def plan(demand, fleet, **options):
+    options.setdefault("pci_aliases", ALIASES)
+    options.setdefault("pci_in_placement", True)
+    return capacity_plan(demand, fleet, **options)
+
+
+def sized_host(name, memory, used=0, vcpus=64):
+    return provider(
+        f"u-{name}",
+        name,
+        None,
+        {"VCPU": vcpus, "MEMORY_MB": memory, "DISK_GB": 1000},
+        ["OWNER_NOVA"],
+        usages={"MEMORY_MB": used},
+    )
+
+
+# -- the weigher -----------------------------------------------------------------------------------
+def test_weights_are_novas_normalised_ram_weights():
+    assert nova_weights([1000, 500, 0], 1.0) == [1.0, 0.5, 0.0]
+    assert nova_weights([1000, 500], -1.0) == [-1.0, -0.5]
+    assert nova_weights([7], 1.0) == [0.0]  # one host is not weighed
+    assert nova_weights([0, 0], 1.0) == [0.0, 0.0]
+    # minval is 0, so with every host over-committed (negative free RAM) the order turns around, as in Nova
+    assert choose(["a", "b"], {"a": -100, "b": -400}, 1.0) == ["b", "a"]
+
+
+def test_spread_takes_most_free_ram_pack_least_and_ties_keep_fleet_order():
+    free = {"a": 100, "b": 300, "c": 300, "d": 50}
+    assert choose(list(free), free, 1.0) == ["b", "c", "a", "d"]
+    assert choose(list(free), free, -1.0) == ["d", "a", "b", "c"]
+
+
+def test_spread_alternates_and_pack_fills_one_host_first():
+    fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768)]}
+    demand = [{"flavor": flavor("m", ram=8192), "count": 4}]
+    spread = plan(demand, fleet, weigher="spread")
+    assert spread["hosts"] == {"h1": {"m": 2}, "h2": {"m": 2}}
+    packed = plan(demand, fleet, weigher="pack")
+    assert packed["hosts"] == {"h1": {"m": 4}}
+    assert packed["left"]["h1"]["MEMORY_MB"] == 0 and packed["left"]["h2"]["MEMORY_MB"] == 32768
+
+
+# -- the plan --------------------------------------------------------------------------------------
+def test_a_plan_has_its_keys_and_counts_add_up():
+    fleet = {"resource_providers": gpu_host(1) + gpu_host(2, used_gpus=1) + cpu_host(1)}
+    demand = [
+        {"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 5},
+        {"flavor": flavor("small"), "count": 3},
+    ]
+    result = plan(demand, fleet)
+    assert set(result) == KEYS
+    assert result["placed"] == {"gpu": 3, "small": 3}
+    assert result["unplaced"] == {"gpu": 2, "small": 0}
+    assert result["reasons"]["gpu"]["code"] == "in_use"
+    assert sum(n for per in result["hosts"].values() for n in per.values()) == 6
+    assert result["left"]["gpu1"]["CUSTOM_NVIDIA_H100"] == 0
+
+
+def test_largest_first_places_the_gpu_flavor_before_small_ones_take_the_ram():
+    fleet = {"resource_providers": gpu_host(1)}  # 32 VCPU, 64 GiB, 2 GPUs
+    small = {"flavor": flavor("small", vcpus=2, ram=16384), "count": 4}
+    big = {"flavor": flavor("gpu", vcpus=8, ram=32768, **{"pci_passthrough:alias": "h100:1"}), "count": 1}
+    as_given = plan([small, big], fleet)
+    assert as_given["placed"] == {"small": 4, "gpu": 0}
+    assert as_given["stranded"] == {
+        "gpu1": {"CUSTOM_NVIDIA_H100": {"free": 2, "short": ["MEMORY_MB"], "flavors": ["gpu"]}}
+    }
+    largest = plan([small, big], fleet, order="largest_first")
+    assert largest["order"] == ["gpu", "small"]
+    assert largest["placed"] == {"small": 2, "gpu": 1}
+
+
+def test_flavors_that_fit_nowhere_get_flavor_fits_reason():
+    fleet = {"resource_providers": gpu_host(1)}
+    demand = [
+        {"flavor": flavor("typo", **{"trait:CUSTOM_GPU_NVLNK": "required"}), "count": 2},
+        {"flavor": flavor("huge", ram=10**7), "count": 1},
+        {"flavor": {"name": "broken", "vcpus": "x", "ram": 1, "disk": 1}, "count": 1},
+    ]
+    result = plan(demand, fleet)
+    assert result["placed"] == {"typo": 0, "huge": 0, "broken": 0}
+    assert result["unplaced"] == {"typo": 2, "huge": 1, "broken": 1}
+    assert result["reasons"]["typo"]["code"] == "unknown_trait"
+    assert result["reasons"]["typo"]["did_you_mean"] == ["CUSTOM_GPU_NVLINK"]
+    assert result["reasons"]["huge"]["code"] == "too_big"
+    assert result["reasons"]["broken"]["code"] == "invalid_flavor"
+
+
+def test_headroom_places_the_lost_hosts_instances_again():
+    fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768), sized_host("h3", 32768)]}
+    demand = [{"flavor": flavor("m", ram=8192), "count": 6}]
+    survives = plan(demand, fleet, failures=1)
+    assert survives["headroom"]["survives"] is True
+    assert survives["headroom"]["hosts_lost"] == ["h1"]
+    full = plan([{"flavor": flavor("m", ram=8192), "count": 12}], fleet, failures=1)
+    assert full["headroom"] == {"failures": 1, "survives": False, "lost": {"m": 4}, "hosts_lost": ["h1"]}
+    # The headroom run leaves the plan's own figures alone.
+    assert full["left"]["h1"]["MEMORY_MB"] == 0 and full["hosts"]["h1"] == {"m": 4}
+
+
+def test_pci_pools_are_consumed_when_placement_does_not_know_the_devices():
+    pools = [{"vendor_id": "10de", "product_id": "2330", "device_type": "type-PCI", "numa_node": None, "count": 2}]
+    fleet = {"resource_providers": cpu_host(1, pci_pools=pools)}
+    demand = [{"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 3}]
+    result = plan(demand, fleet, pci_in_placement=False)
+    assert result["placed"] == {"gpu": 2} and result["unplaced"] == {"gpu": 1}
+    assert pools[0]["count"] == 2  # the snapshot is not modified
+
+
+def test_the_snapshot_is_not_modified():
+    fleet = {"resource_providers": gpu_host(1) + cpu_host(1)}
+    before = copy.deepcopy(fleet)
+    plan([{"flavor": flavor("small"), "count": 5}], fleet, failures=1)
+    assert fleet == before
+
+
+def test_the_same_flavor_twice_adds_up_and_counts_zero_are_kept():
+    fleet = {"resource_providers": cpu_host(1)}
+    small = flavor("small")
+    demand = [{"flavor": small, "count": 2}, {"flavor": small, "count": 1}, {"flavor": flavor("z"), "count": 0}]
+    result = plan(demand, fleet)
+    assert result["placed"] == {"small": 3, "z": 0}
+    assert result["reasons"] == {}
+
+
+@pytest.mark.parametrize(
+    ("demand", "options", "words"),
+    [
+        ({"flavor": {}}, {}, "must be a list"),
+        (["small"], {}, "demand entry 0: give {flavor: FLAVOR, count: N}"),
+        ([{"flavor": flavor("a"), "count": -1}], {}, "demand entry 0 count must be a whole number from 0"),
+        ([{"flavor": flavor("a"), "count": True}], {}, "demand entry 0 count"),
+        ([{"flavor": flavor("a"), "count": 10**6}], {}, "from 0 to 100000"),
+        ([{"flavor": flavor("a"), "count": 1, "size": 2}], {}, "unknown key(s) size"),
+        ([{"flavor": {"vcpus": 1}, "count": 1}], {}, "needs a name"),
+        ([{"flavor": flavor("a"), "count": 1}, {"flavor": flavor("a", vcpus=8), "count": 1}], {}, "given twice"),
+        ([{"flavor": flavor("a"), "count": 1}], {"order": "random"}, "order must be one of as_given, largest_first"),
+        ([{"flavor": flavor("a"), "count": 1}], {"weigher": "cpu"}, "weigher must be one of spread, pack"),
+        ([{"flavor": flavor("a"), "count": 1}], {"failures": 5}, "failures (5) is more than the fleet's 1 hosts"),
+        ([{"flavor": flavor("a"), "count": 1}], {"failures": -1}, "failures must be a whole number"),
+        ([{"flavor": flavor("a"), "count": 1}], {"count_limit": 0}, "count_limit must be a positive integer"),
+        ([{"flavor": flavor("a"), "count": 1}], {"colour": 1}, "unknown option(s) colour"),
+    ],
+)
+def test_bad_input_is_refused_naming_it(demand, options, words):
+    with pytest.raises(CapacityOptionError) as exc:
+        plan(demand, {"resource_providers": cpu_host(1)}, **options)
+    assert words in str(exc.value)
+
+
+def test_a_fleet_that_is_not_a_snapshot_is_refused():
+    with pytest.raises(CapacityOptionError, match="fleet"):
+        plan([], ["not", "a", "snapshot"])
+    with pytest.raises(CapacityOptionError, match="fleet: "):
+        plan([], {"resource_providers": [{"uuid": 3}]})
