@@ -1,5 +1,11 @@
-"""inventories/kolla-example, as shipped, through site.yml against a real Placement: check mode, a real
-run, the reconfigure command kept until Kolla-Ansible has applied the change, and Kolla's globals.d.
+"""inventories/kolla-example, as shipped, through site.yml against a real Placement where Nova 34's own
+report client plays nova-compute (tests/support/nova_compute.py): the Kolla loop of docs/kolla.md, check
+mode, the reconfigure command kept until Kolla-Ansible has applied the change, and Kolla's globals.d.
+
+The loop: the host stages and the Nova config (``--skip-tags placement,validate``), Kolla-Ansible's
+reconfigure (its own templates and merge write each service's nova.conf on the hosts, and nova-compute's
+periodic update runs with the merged config), then the whole site.yml, whose placement stage finds the
+providers nova-compute reported and rewrites none of them; site.yml in check mode then changes nothing.
 
 The example's multinode inventory and group_vars are used as they are; a second inventory source only
 says how to reach the simulated hosts (connection local, the interpreter, each host's fake root built
@@ -18,7 +24,8 @@ import sys
 import pytest
 import yaml
 
-from tests.support import kolla_render
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from tests.support import kolla_render, nova_compute
 from tests.support.ansible_runner import BIN, REPO, ansible_env, task_results
 from tests.support.fake_sysfs import build_root
 
@@ -54,6 +61,11 @@ def site(tmp_path_factory, placement):
             "ansible_python_interpreter": sys.executable,
         }
     (base / "simulated.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    # nova-compute already runs on the GPU hosts (Kolla deployed it): its first periodic update
+    facts = {name: discover(hosts[name]["accel_root"])[0] for name in ("gpu-01", "gpu-02")}
+    (base / "facts.json").write_text(json.dumps(facts))
+    nova = nova_compute.update(placement.url, [nova_compute.compute_case(name, facts[name]) for name in facts])
+    assert all(result["ok"] for result in nova), nova
     extra = {
         "accel_kolla_globals_file": str(kolla / "globals.yml"),
         "accel_kolla_clouds_file": str(kolla / "clouds.yaml"),
@@ -103,39 +115,75 @@ def nova_files(site) -> dict:
     return {str(p.relative_to(config)): p.read_text() for p in sorted(config.rglob("*")) if p.is_file()}
 
 
-def providers(placement) -> set:
+def nova_update(site, placement, configs=None) -> list[dict]:
+    """nova-compute's periodic update on gpu-01 and gpu-02, with Kolla's merged config when given."""
+    facts = json.loads((site / "facts.json").read_text())
+    cases = []
+    for name in ("gpu-01", "gpu-02"):
+        merged = (configs or {}).get(name) or {}
+        config = [merged["nova-compute"]] if merged else []
+        case = nova_compute.compute_case(name, facts[name], config, provider_config=merged.get("provider_config"))
+        cases.append(case)
+    results = nova_compute.update(placement.url, cases)
+    assert all(result["ok"] for result in results), results
+    return results
+
+
+def snapshot(placement) -> dict:
+    """Every provider with its parent, inventories and traits, by name."""
     status, body = placement.request("GET", "/resource_providers")
     assert status == 200
-    return {p["name"] for p in body["resource_providers"]}
+    out = {}
+    for provider in body["resource_providers"]:
+        uuid = provider["uuid"]
+        inventories = placement.request("GET", f"/resource_providers/{uuid}/inventories")[1]["inventories"]
+        traits = placement.request("GET", f"/resource_providers/{uuid}/traits")[1]["traits"]
+        out[provider["name"]] = {
+            "uuid": uuid,
+            "parent": provider["parent_provider_uuid"],
+            "inventories": inventories,
+            "traits": sorted(traits),
+        }
+    return out
+
+
+HOST_STAGES = ("--skip-tags", "placement,validate")
 
 
 def test_check_mode_writes_nothing_and_says_what_would_change(site, placement):
-    report = play(site, "--check")
+    before = snapshot(placement)
+    report = play(site, "--check", *HOST_STAGES)
     assert report["rc"] == 0, failures(report) or report["stderr"][-3000:]
     assert said(report) == f"Nova config would change on ctl-01, gpu-01, gpu-02; run: {COMMAND}"
     assert nova_files(site) == {}
-    assert providers(placement) == set()
+    assert snapshot(placement) == before
     assert not (site / "etc" / "kolla" / "accel-openstack-reconfigure.json").exists()
 
 
-def test_the_real_run_writes_kollas_files_for_every_nova_host_and_registers_the_gpus(site, placement):
-    report = play(site)
+def test_the_host_stages_write_kollas_files_for_every_nova_host(site, placement):
+    before = snapshot(placement)
+    report = play(site, *HOST_STAGES)
     assert report["rc"] == 0, failures(report) or report["stderr"][-3000:]
     assert said(report) == f"Nova config changed on ctl-01, gpu-01, gpu-02; run: {COMMAND}"
     files = nova_files(site)
     for name in ("nova/gpu-01/nova.conf", "nova/gpu-02/nova.conf", "nova/nova-api.conf", "nova/nova-scheduler.conf"):
         assert name in files, sorted(files)
-    assert {"gpu-01", "gpu-02"} <= providers(placement)
     assert report["stats"]["ctl-01"]["failures"] == 0
+    assert snapshot(placement) == before  # Placement is the next pass's, after reconfigure
 
 
-def test_the_command_comes_back_until_kolla_ansible_has_applied_it(site):
+def test_the_command_comes_back_until_kolla_ansible_has_applied_it(site, placement):
     again = play(site, "--tags", "nova_config")
     assert again["rc"] == 0, failures(again)
     assert said(again) == f"not yet applied by Kolla-Ansible on ctl-01, gpu-01, gpu-02; run: {COMMAND}"
-    # kolla-ansible reconfigure -t nova: Kolla's own templates and merge write each service's nova.conf
+    # kolla-ansible reconfigure -t nova: Kolla's own templates and merge write each service's nova.conf,
+    # and nova-compute restarts with it
+    globals_ = yaml.safe_load((site / "etc" / "kolla" / "globals.yml").read_text())
     rendered = kolla_render.render(
-        str(site / "etc" / "kolla" / "config"), SERVICES, kolla_config_path=str(site / "etc" / "kolla")
+        str(site / "etc" / "kolla" / "config"),
+        SERVICES,
+        {"nova_cell_compute_provider_config": globals_["nova_cell_compute_provider_config"]},
+        kolla_config_path=str(site / "etc" / "kolla"),
     )
     for host, services in rendered.items():
         for service, text in services.items():
@@ -144,11 +192,40 @@ def test_the_command_comes_back_until_kolla_ansible_has_applied_it(site):
             path = site / "roots" / host / "etc" / "kolla" / service / "nova.conf"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-    assert "device_spec" in rendered["gpu-01"]["nova-compute"]
+    (site / "rendered.json").write_text(json.dumps(rendered))
+    nova_update(site, placement, rendered)
     applied = play(site, "--tags", "nova_config")
     assert applied["rc"] == 0, failures(applied)
     assert said(applied) == "Nova config unchanged; nothing to reconfigure"
     assert not (site / "etc" / "kolla" / "accel-openstack-reconfigure.json").exists()
+
+
+def test_site_yml_then_finds_nova_computes_providers_and_rewrites_none(site, placement):
+    nova = snapshot(placement)
+    gpus = [name for name in nova if name.startswith("gpu-01_")]
+    assert len(gpus) == 8, sorted(nova)  # nova-compute reports the H100s with [pci] report_in_placement
+    report = play(site)
+    assert report["rc"] == 0, failures(report) or report["stderr"][-3000:]
+    after = snapshot(placement)
+    assert set(after) == set(nova)
+    for name, provider in nova.items():
+        assert {k: after[name][k] for k in ("uuid", "parent", "inventories")} == {
+            k: provider[k] for k in ("uuid", "parent", "inventories")
+        }, name
+        assert set(provider["traits"]) <= set(after[name]["traits"]), name
+    # nova-compute's next periodic update: no 409, nothing of the collection's lost
+    nova_update(site, placement, json.loads((site / "rendered.json").read_text()))
+    assert snapshot(placement) == after
+
+
+def test_check_mode_on_the_converged_cloud_changes_nothing(site, placement):
+    before = snapshot(placement)
+    files = nova_files(site)
+    report = play(site, "--check")
+    assert report["rc"] == 0, failures(report) or report["stderr"][-3000:]
+    assert said(report) == "Nova config unchanged; nothing to reconfigure"
+    assert nova_files(site) == files
+    assert snapshot(placement) == before
 
 
 def test_globals_d_cannot_bring_back_the_devname_whitelist(site):
