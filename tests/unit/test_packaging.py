@@ -44,7 +44,8 @@ def test_requirements_name_every_third_party_library_the_plugins_import():
         name
         for name in imported
         # ansible-core brings Jinja2 and PyYAML with it
-        if name not in ("ansible", "ansible_collections", "__future__", "jinja2", "yaml") and name not in sys.stdlib_module_names
+        if name not in ("ansible", "ansible_collections", "__future__", "jinja2", "yaml")
+        and name not in sys.stdlib_module_names
     }
     assert third_party == {"openstack", "keystoneauth1", "jmespath", "netaddr"}
     # keystoneauth1 comes with openstacksdk
