@@ -35,7 +35,7 @@ INTEGRATION_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
-        clean benchmark differential-full differential-flavors names audit-example browser
+        clean benchmark differential-full differential-flavors names audit-example browser changelog
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -124,6 +124,10 @@ sanity-newest: newest-venv
 # antsibull-docs and antsibull-changelog, as galaxy and the docsite run them.
 docs-lint: newest-venv
 	ACCEL_DOCS_LINT_VENV=$(NEWEST_VENV) tests/run_docs_lint.sh
+
+# The release of galaxy.yml's version in changelogs/changelog.yaml and CHANGELOG.rst, from every fragment.
+changelog: newest-venv
+	ACCEL_DOCS_LINT_VENV=$(NEWEST_VENV) tests/release_changelog.sh
 
 lint: ruff ansible-lint
 

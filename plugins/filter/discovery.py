@@ -4,7 +4,7 @@
 DOCUMENTATION = r"""
 name: discovery_report
 short_description: Summarise discovered accelerator facts as readable lines
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Turns the C(accel_*) facts set by M(accel.openstack.pci_facts) into one line per device (virtual
     functions folded into their physical function) saying model, driver, NUMA node, SR-IOV, vGPU and MIG

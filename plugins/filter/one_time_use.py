@@ -4,7 +4,7 @@
 DOCUMENTATION = r"""
 name: one_time_use_stuck
 short_description: The one-time-use devices a fleet snapshot shows waiting to be cleaned and returned
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Lists the providers with the C(HW_PCI_ONE_TIME_USE) trait whose inventory has C(reserved) equal to
     C(total) and no usage, that is, devices Nova reserved after an instance used them and that no instance

@@ -1,52 +1,8 @@
 # Copyright: accel.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-DOCUMENTATION = r"""
-name: validate_requests
-short_description: Check declared Placement requests against a fleet snapshot
-version_added: 0.1.0
-description:
-  - For each request (a flavor's or device profile's Placement query) says whether Placement would accept
-    it, on which hosts (root providers) it fits, how many instances of it each host takes one after another,
-    and for hosts where it does not fit, why not, with did-you-mean suggestions for unknown traits and
-    resource classes.
-  - Uses the same solver as P(accel.openstack.allocation_candidates#lookup), with Placement 1.39 semantics.
-  - The instance count places copies one after another, each on the first candidate of its host; it is the
-    capacity a scheduler filling that host would see, not an optimum over placements.
-author:
-  - accel.openstack contributors (@accel-openstack)
-options:
-  _input:
-    description: List of requests, each a dict with C(name), C(query) (a query string or a dict) and optional
-      C(min_hosts) (default 1; the request fails validation when it fits on fewer hosts).
-    type: list
-    elements: dict
-    required: true
-  fleet:
-    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in
-      RV(accel.openstack.placement_info#module:fleet).
-    type: dict
-    required: true
-  count_limit:
-    description: Stop counting instances per host at this number.
-    type: int
-    default: 64
-"""
-
-EXAMPLES = r"""
-- name: Check the GPU flavors
-  ansible.builtin.set_fact:
-    results: "{{ [{'name': 'gpu.h100', 'query': 'resources=VCPU:8,MEMORY_MB:65536,CUSTOM_PCI_10DE_2330:1'}]
-                 | accel.openstack.validate_requests(fleet) }}"
-"""
-
-RETURN = r"""
-_value:
-  description: One result per request with C(name), C(query), C(ok), C(error), C(hosts) (host name to instance
-    count), C(reasons) (host name to why not), C(unknown) (names no provider has, with C(did_you_mean)).
-  type: list
-  elements: dict
-"""
+"""Filters validate_requests and validation_report; their documentation is in validate_requests.yml and
+validation_report.yml beside this file (one sidecar per filter, as ansible-doc reads them)."""
 
 from ansible.errors import AnsibleFilterError
 

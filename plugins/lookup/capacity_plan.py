@@ -6,7 +6,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: capacity_plan
 author: accel.openstack contributors (!UNKNOWN)
-version_added: 0.1.0
+version_added: 1.0.0
 short_description: How much of a flavor mix fits together, placed one instance at a time as Nova would
 description:
   - Places a demand (a list of flavors with counts) on a fleet snapshot one instance at a time, each as

@@ -54,7 +54,7 @@ def kind_of(value: object) -> str:
             return words
     if isinstance(value, Mapping):
         return "a mapping"
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return "a list"
     return type(value).__name__
 
@@ -64,7 +64,7 @@ def shown(value: object, width: int = 60) -> str:
         return f"a whole number of about {_digits(value):,} digits"
     if isinstance(value, str) and len(value) > width:
         return repr(value[: width - 3]) + f"... ({len(value):,} characters)"
-    text = repr(value) if isinstance(value, str | int | float | bool) or value is None else f"<{kind_of(value)}>"
+    text = repr(value) if isinstance(value, (str, int, float, bool)) or value is None else f"<{kind_of(value)}>"
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -106,7 +106,7 @@ def _plain(value, where: str, depth: int, counter: _Counter):
         if len(value) > MAX_TEXT:
             raise InputError(f"{where}: is a text of {len(value):,} characters; at most {MAX_TEXT:,} are taken")
         return str(value)
-    if isinstance(value, Mapping | list | tuple) and depth >= MAX_DEPTH:
+    if isinstance(value, (Mapping, list, tuple)) and depth >= MAX_DEPTH:
         raise InputError(f"{where}: is nested more than {MAX_DEPTH} levels deep; no input of the collection is")
     if isinstance(value, Mapping):
         out = {}
@@ -114,7 +114,7 @@ def _plain(value, where: str, depth: int, counter: _Counter):
             key = _plain(key, f"{where}: a key", depth + 1, counter)
             out[key] = _plain(item, f"{where}[{shown(key, 40)}]", depth + 1, counter)
         return out
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_plain(item, f"{where}[{index}]", depth + 1, counter) for index, item in enumerate(value)]
     return value
 
@@ -156,7 +156,7 @@ def boolean(value, where: str, optional: bool = False):
         return None
     if isinstance(value, bool):
         return value
-    if isinstance(value, str | int) and not isinstance(value, bool):
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
         word = value.strip().lower() if isinstance(value, str) else value
         if word in BOOLEANS_TRUE:
             return True

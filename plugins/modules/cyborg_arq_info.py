@@ -17,7 +17,7 @@ description:
   - Each orphan carries the exact C(openstack accelerator arq delete) command a person runs after checking
     that the instance is really gone. The module changes nothing, in Cyborg or anywhere else.
   - RV(findings) holds the same as audit findings (area C(cyborg)).
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

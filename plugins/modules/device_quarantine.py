@@ -17,7 +17,7 @@ description:
     again. A device every unit of which is held by instances cannot be quarantined; the task fails
     and names them.
   - O(state=released) removes the quarantine, after O(health_command) succeeds when one is given.
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: gpu_boot_unit
 short_description: Install the boot unit that restores shared GPUs before libvirt and nova-compute start
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Installs, inside O(root), C(/usr/local/libexec/accel-openstack/gpu_restore.py) (the collection's own
     restore code, standard library only) and its command C(gpu-restore) (O(command)), the oneshot unit

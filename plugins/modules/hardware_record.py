@@ -13,7 +13,7 @@ description:
     is now at another address, C(added) or C(removed) otherwise.
   - With O(save=true) the record is rewritten to the devices given; run that only after the host's Nova
     config and Placement registration follow the new hardware, so a failed run reports the change again.
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

@@ -15,7 +15,7 @@ description:
   - A changed rule is updated in place (JSON patch); a change of O(sensitive) deletes and creates it.
   - The P(accel.openstack.baremetal#role) role builds these rules from the device policy's C(mode=baremetal)
     entries.
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

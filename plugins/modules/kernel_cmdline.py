@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: kernel_cmdline
 short_description: Ensure kernel arguments are present or absent without touching any other argument
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Ensures kernel command line arguments (C(intel_iommu=on), C(iommu=pt), C(vfio-pci.ids=10de:2330,10de:22a3))
     are present or absent, by key and value. Arguments the module is not told about are never changed.

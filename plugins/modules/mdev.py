@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: mdev
 short_description: Mediated devices of one type on one parent, with stable UUIDs, kept with mdevctl
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Makes the parent (a GPU or VF, by PCI address) hold O(count) mediated devices of O(type). The i-th
     mdev always has the same UUID (derived from parent, type and index), so runs are idempotent and the

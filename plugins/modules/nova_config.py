@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: nova_config
 short_description: Write Nova's PCI passthrough and vGPU configuration rendered from facts and the device policy
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Renders, for every host given in O(hosts), the C([pci] device_spec), C([pci] alias),
     C([pci] report_in_placement), C([devices] enabled_mdev_types) and C([mdev_<type>]) keys nova-compute
@@ -122,6 +122,19 @@ options:
   kolla_inventory:
     description: The Kolla-Ansible inventory path to put in RV(kolla_command).
     type: str
+  kolla_pending_file:
+    description:
+      - With O(layout=kolla), a JSON file (under O(root)) that records the hosts whose change Kolla-Ansible
+        has not applied yet, so that every later run prints RV(kolla_command) for them again until it is
+        applied (O(kolla_deployed) says when). Not given, only this run's changes are reported.
+    type: str
+  kolla_deployed:
+    description:
+      - With O(kolla_pending_file), per host, when Kolla-Ansible last wrote the merged Nova config on it (the
+        newest C(/etc/kolla/nova-*/nova.conf), seconds since the epoch; null when unknown). A recorded host
+        counts as applied once this is later than its recorded change.
+    type: dict
+    default: {}
   config_dir:
     description: Kolla's custom config directory (V(/etc/kolla/config)) or the config directory nova reads
       (V(/etc/nova/nova.conf.d)), depending on O(layout).
@@ -209,9 +222,15 @@ changed_hosts:
   returned: always
   type: list
   elements: str
+pending_hosts:
+  description: With O(layout=kolla), the hosts whose Nova config changed and that Kolla-Ansible has not
+    applied yet (this run's RV(changed_hosts) plus, with O(kolla_pending_file), the ones recorded before).
+  returned: always
+  type: list
+  elements: str
 kolla_command:
-  description: With O(layout=kolla), the command that makes Kolla-Ansible apply the changes to those hosts,
-    or null when nothing changed.
+  description: With O(layout=kolla), the command that makes Kolla-Ansible apply the changes to the
+    RV(pending_hosts), or null when none is pending. In check mode it names what would change.
   returned: always
   type: str
   sample: kolla-ansible reconfigure -i multinode -t nova --limit gpu-01,gpu-02
@@ -222,6 +241,8 @@ policy_warnings:
   elements: str
 """
 
+import time
+
 from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
 from ansible_collections.accel.openstack.plugins.module_utils._nova.files import (
     DEFAULT_DIRS,
@@ -230,6 +251,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.files import
     plan,
     reconfigure_command,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.reconfigure import plan_pending
 
 
 def argument_spec() -> dict:
@@ -257,6 +279,8 @@ def argument_spec() -> dict:
         "kolla_globals": {"type": "dict", "default": {}},
         "kolla_control_hosts": {"type": "list", "elements": "str", "default": []},
         "kolla_inventory": {"type": "str"},
+        "kolla_pending_file": {"type": "str"},
+        "kolla_deployed": {"type": "dict", "default": {}},
         "config_dir": {"type": "str"},
         "file_name": {"type": "str", "default": "50-accel-openstack.conf"},
         "provider_config_dir": {"type": "str", "default": "/etc/nova/provider_config"},
@@ -287,10 +311,18 @@ class NovaConfigModule(HostModule):
         elif any(c.changed for c in changes):
             hosts = [params["host"]]
         kolla_command = None
+        pending: list[str] = []
         if params["layout"] == "kolla":
-            kolla_command = reconfigure_command(hosts, params.get("kolla_inventory"))
+            pending = hosts
+            if params.get("kolla_pending_file"):
+                record, pending = plan_pending(
+                    self.host, params["kolla_pending_file"], hosts, params["kolla_deployed"], time.time()
+                )
+                self.apply_files([record])
+            kolla_command = reconfigure_command(pending, params.get("kolla_inventory"))
         return {
             "changed_hosts": hosts,
+            "pending_hosts": pending,
             "kolla_command": kolla_command,
             "changed": bool(self.diff),
             "diff": self.diff,

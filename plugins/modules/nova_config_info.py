@@ -18,7 +18,7 @@ description:
     oslo.config reads them (multi-valued options such as C([pci] device_spec) and C([pci] alias)
     accumulate over the files, others take the last value).
   - C([pci] passthrough_whitelist) is joined to C([pci] device_spec), as Nova reads the deprecated name.
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

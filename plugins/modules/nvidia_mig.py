@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: nvidia_mig
 short_description: Declarative NVIDIA MIG layout of one GPU, selected by PCI address
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Brings a GPU to a MIG layout (MIG mode, GPU instances by profile and placement, one full compute
     instance in each) and keeps it across reboots. The GPU is selected by PCI address, never by index.

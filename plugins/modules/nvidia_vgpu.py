@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: nvidia_vgpu
 short_description: Give NVIDIA GPUs selected by PCI address their vGPU type (mdev bus or vGPU 17+ VFs)
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - "On a GPU with an mdev bus (on the GPU or on its VFs), checks that the type exists and returns it for
     Nova (C(enabled_mdev_types)); nothing is written, Nova creates the mediated devices."

@@ -15,7 +15,7 @@ description:
     have set (neither 0 nor the total); nothing changes then.
   - Run it only after the device is cleaned; the C(accel.openstack.recycle_devices) role runs the cleaning
     command on the host first and calls this module only when it succeeded.
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: pci_facts
 short_description: Discover accelerators, IOMMU groups, NUMA, SR-IOV, vGPU and MIG state as facts
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Reads the host's PCI devices from sysfs under O(root) (C(/sys/bus/pci/devices) and the links the
     kernel makes from there), its IOMMU groups, NUMA nodes, SR-IOV state, mediated-device (vGPU) types,
@@ -77,11 +77,13 @@ ansible_facts:
           C(subsystem_vendor_id), C(subsystem_product_id) (4 lowercase hex), C(class_code) (6 lowercase hex),
           C(vendor_name), C(product_name) (null without a PCI ID database), C(driver), C(numa_node)
           (null when the kernel reports -1), C(iommu_group), C(physfn) (the PF of a VF), C(sriov_totalvfs),
-          C(sriov_numvfs), C(sriov_vfs), C(mdev_types) (each with C(type), C(name), C(available_instances),
+          C(sriov_numvfs), C(sriov_vf_product_id) (the device ID of the VFs a PF makes, from C(sriov_vf_device)),
+          C(sriov_vfs), C(mdev_types) (each with C(type), C(name), C(available_instances),
           C(device_api), C(description), C(mechanism)), C(current_vgpu_type), C(supported_vgpu_types) (every vGPU
-          type the GPU supports, C(type) and C(name), from a VF's C(nvidia/supported_vgpu_types)), C(is_boot_vga), C(mig) (null, or
-          C(mode_current), C(mode_pending), C(gpu_instances)), C(serial) and C(gpu_uuid) (the board serial and
-          GPU UUID C(nvidia-smi -q -x) gives, null otherwise), C(iommu_group_peers) (the other endpoints of the
+          type the GPU supports, C(type) and C(name), from a VF's C(nvidia/supported_vgpu_types)), C(is_boot_vga),
+          C(mig) (null, or C(mode_current), C(mode_pending), C(gpu_instances)), C(serial) and C(gpu_uuid) (the
+          board serial and GPU UUID C(nvidia-smi -q -x) gives, null otherwise), C(iommu_group_peers) (the other
+          endpoints of the
           IOMMU group), C(passthrough_viable) and C(passthrough_note).
       type: list
       elements: dict

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: sriov_vfs
 short_description: Set the number of SR-IOV VFs on PFs selected by PCI address, and keep it across reboots
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Writes C(sriov_numvfs) of each selected physical function (zero first when it has a different non-zero
     count, as the kernel requires) and waits, polling until O(timeout), for the VFs to appear.
@@ -41,6 +41,9 @@ attributes:
   diff_mode:
     support: full
     description: Shows each PF's VF count and the state file before and after.
+requirements:
+  - netaddr (Python library, on the managed host, python3-netaddr on Debian, Ubuntu and EL) to change the
+    count of a PF that has VFs; without it such a change fails rather than skip the in-use check.
 """
 
 EXAMPLES = r"""

@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 module: vfio_pci
 short_description: Bind PCI devices to vfio-pci, persistently and by IOMMU group
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Hands PCI devices to C(vfio-pci) for full-device passthrough, persistently and per IOMMU group. Every
     endpoint sharing a group with a selected device (the HDMI audio, USB and USB-C functions of a GPU) is bound
@@ -31,7 +31,7 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 requirements:
-  - netaddr (Python library, on the managed host; python3-netaddr on Debian and Ubuntu)
+  - netaddr (Python library, on the managed host; python3-netaddr on Debian, Ubuntu and EL)
 options:
   devices:
     description:

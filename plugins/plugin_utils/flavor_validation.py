@@ -255,6 +255,18 @@ def _instances(report: dict) -> str:
 
 
 def _why(report: dict) -> str:
+    """Why the row is what it is: Placement's or Nova's reason, a filter's, or the declaration it misses."""
+    kept = report["after_filters"]["hosts"]
+    if report.get("expect") == "unplaceable" and kept:
+        return f"fits on {', '.join(sorted(kept))} although declared expect: unplaceable"
+    words = _reason(report)
+    if not report.get("ok") and report.get("expect") != "unplaceable" and kept:
+        short = f"fits on {len(kept)} host(s), min_hosts is {report.get('min_hosts', 1)}"
+        return f"{short}; {words}" if words else short
+    return words
+
+
+def _reason(report: dict) -> str:
     reason = report.get("reason")
     removed = report["after_filters"]["removed"]
     if reason:
@@ -269,8 +281,8 @@ def _why(report: dict) -> str:
     return ""
 
 
-def flavor_table(result: Mapping, width: int = 160) -> list[str]:
-    """The validation as table lines, then one line per finding."""
+def flavor_table(result: Mapping) -> list[str]:
+    """The validation as table lines, then one line per finding; a row that fails always says why, whole."""
     rows = [("", "flavor", "fits on", "instances", "why not / did you mean")]
     for report in result.get("flavors") or []:
         kept = report["after_filters"]["hosts"]
@@ -281,7 +293,7 @@ def flavor_table(result: Mapping, width: int = 160) -> list[str]:
                 str(report["name"]),
                 f"{len(kept)} host(s){expected}",
                 _instances(report),
-                _why(report)[:width],
+                _why(report),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]

@@ -74,4 +74,6 @@ def test_ansible_doc_renders_every_filter(installed):
     assert "accel.openstack.validate_requests" in listed
     for name in listed:
         out = run([os.path.join(BIN, "ansible-doc"), "-t", "filter", "--json", name], env=env)
-        assert json.loads(out)[name]["doc"]["short_description"], name
+        doc = json.loads(out)[name]["doc"]
+        assert doc["short_description"], name
+        assert doc["name"] == name.split(".")[-1], f"{name} shows the documentation of {doc['name']}"

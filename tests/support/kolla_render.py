@@ -150,11 +150,40 @@ def _vars_files(share: str) -> list[str]:
     return files
 
 
+def globals_args(kolla_config_path: str | None) -> list[str]:
+    if not kolla_config_path:
+        return []
+    files = [os.path.join(kolla_config_path, "globals.yml"), *kolla_vars_files(kolla_config_path)]
+    return [arg for path in files if os.path.exists(path) for arg in ("-e", "@" + path)]
+
+
+def kolla_vars_files(config_path: str) -> list[str]:
+    """The files kolla-ansible passes as ``-e @file`` after globals.yml and passwords.yml: its own
+    ``_get_vars_files`` (globals.d/*.yml, *.yaml, *.json, sorted), run in the kolla venv."""
+    code = (
+        "import json, sys; from kolla_ansible.ansible import _get_vars_files; "
+        "print(json.dumps(_get_vars_files(sys.argv[1])))"
+    )
+    proc = subprocess.run(
+        [os.path.join(KOLLA_VENV, "bin", "python"), "-c", code, config_path],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
 def render(
-    config_dir: str, hosts: dict[str, list[str]], globals_: dict | None = None, groups: dict | None = None
+    config_dir: str,
+    hosts: dict[str, list[str]],
+    globals_: dict | None = None,
+    groups: dict | None = None,
+    kolla_config_path: str | None = None,
 ) -> dict[str, dict[str, str]]:
     """``hosts``: inventory hostname -> the Nova services it runs. Returns host -> service -> final text
-    (``provider_config`` holds the YAML Kolla copies, when ``nova_cell_compute_provider_config`` is set)."""
+    (``provider_config`` holds the YAML Kolla copies, when ``nova_cell_compute_provider_config`` is set).
+    With ``kolla_config_path`` (Kolla's /etc/kolla), its globals.yml and globals.d files are passed after
+    ``globals_`` as kolla-ansible passes them (``-e @globals.yml``, then ``-e @<file>`` per globals.d file)."""
     share = kolla_share()
     groups = groups or {
         "compute": [h for h, services in hosts.items() if "nova-compute" in services],
@@ -199,6 +228,7 @@ def render(
                 os.path.join(work, "inventory.yml"),
                 "-e",
                 "@" + os.path.join(work, "extra.json"),
+                *globals_args(kolla_config_path),
                 os.path.join(work, "render.yml"),
             ],
             cwd=work,

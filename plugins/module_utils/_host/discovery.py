@@ -1,6 +1,6 @@
 # Copyright: accel.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Discovery: a host's accelerators as the ``accel_*`` facts that ``pci_facts`` sets (DESIGN section 3)."""
+"""Discovery: a host's accelerators as the ``accel_*`` facts that ``pci_facts`` sets (and documents)."""
 
 from __future__ import annotations
 
@@ -121,6 +121,7 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
                 "physfn": dev.physfn,
                 "sriov_totalvfs": dev.sriov_totalvfs,
                 "sriov_numvfs": dev.sriov_numvfs,
+                "sriov_vf_product_id": dev.sriov_vf_product_id,
                 "sriov_vfs": list(dev.virtfns),
                 "mdev_types": [t.as_fact() for t in dev.mdev_types],
                 "current_vgpu_type": dev.current_vgpu_type,

@@ -108,14 +108,16 @@ def vf_users(host: HostRoot, vf: str, groups: dict[str, list[str]], nets: dict[s
 
 
 def network_users(host: HostRoot) -> dict[str, list[str]]:
-    try:
-        from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety
+    """Network interfaces in use per PCI address; the check needs netaddr and is never skipped without it."""
+    from ansible_collections.accel.openstack.plugins.module_utils._host import iommu_safety
 
-        if iommu_safety.netaddr is None:
-            return {}
-        return iommu_safety.network_in_use(host)
-    except ImportError:
-        return {}
+    if iommu_safety.netaddr is None:
+        raise SriovError(
+            "changing a VF count removes VFs, and telling whether one is a network interface in use needs the "
+            "Python library netaddr on the managed host, which is missing; install it (python3-netaddr on "
+            "Debian, Ubuntu and EL, or pip install netaddr) and run again"
+        )
+    return iommu_safety.network_in_use(host)
 
 
 @dataclass

@@ -23,6 +23,8 @@ MAX_CPUS = 1 << 16
 
 HEX16_RE = re.compile(r"^0x([0-9a-fA-F]{4})\Z")
 CLASS_RE = re.compile(r"^0x([0-9a-fA-F]{6})\Z")
+# sriov_vf_device is printed with "%x": no 0x, no leading zeros
+VF_DEVICE_RE = re.compile(r"^([0-9a-fA-F]{1,4})\Z")
 BRIDGE_CLASS_PREFIXES = ("0600", "0604", "0609")
 VFIO_DRIVERS = ("vfio-pci", "pci-stub")
 
@@ -56,6 +58,8 @@ class PciDevice:
     virtfns: list[str] = field(default_factory=list)
     sriov_totalvfs: int | None = None
     sriov_numvfs: int | None = None
+    # the device ID of the VFs this PF makes (the kernel's sriov_vf_device), 4 lowercase hex
+    sriov_vf_product_id: str | None = None
     mdev_types: list[MdevType] = field(default_factory=list)
     is_boot_vga: bool = False
     current_vgpu_type: str | None = None
@@ -201,6 +205,8 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
     if "sriov_totalvfs" in entries:
         dev.sriov_totalvfs = _int_attr(host, f"{path}/sriov_totalvfs")
         dev.sriov_numvfs = _int_attr(host, f"{path}/sriov_numvfs")
+        vf_device = _hex_attr(host, f"{path}/sriov_vf_device", VF_DEVICE_RE)
+        dev.sriov_vf_product_id = vf_device.zfill(4) if vf_device else None
     if "boot_vga" in entries:
         dev.is_boot_vga = host.read_attr(f"{path}/boot_vga") == "1"
     if "mdev_supported_types" in entries:

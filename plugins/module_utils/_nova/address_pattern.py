@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, parse_address
 
+# Runs on managed hosts from Python 3.9 on: zip() takes no strict= there. Every zip below pairs two
+# four-element sequences (the address fields), equal in length by construction.
 ANY = "*"
 REGEX_ANY = ".*"
 FIELDS = ("domain", "bus", "slot", "function")
@@ -56,7 +58,7 @@ class AddressPattern:
     def device_spec_value(self) -> str | dict:
         """What goes into device_spec's ``address``: the address or glob text, or the regex mapping."""
         if self.kind == "regex":
-            return {name: value for name, value in zip(FIELDS, self.fields, strict=True) if value != REGEX_ANY}
+            return {name: value for name, value in zip(FIELDS, self.fields) if value != REGEX_ANY}  # noqa: B905
         domain, bus, slot, function = self.fields
         return f"{domain}:{bus}:{slot}.{function}"
 
@@ -72,8 +74,8 @@ class AddressPattern:
         if parts is None:
             return False
         if self.kind == "regex":
-            return all(re.match(pattern, value) for pattern, value in zip(self.fields, parts, strict=True))
-        return all(pattern in (ANY, value) for pattern, value in zip(self.fields, parts, strict=True))
+            return all(re.match(pattern, value) for pattern, value in zip(self.fields, parts))  # noqa: B905
+        return all(pattern in (ANY, value) for pattern, value in zip(self.fields, parts))  # noqa: B905
 
     def matches(self, address: str, physfn: str | None = None, physical_functions: frozenset = frozenset()) -> bool:
         """Whether Nova matches the device at ``address`` (a VF of ``physfn`` when given).
@@ -117,7 +119,7 @@ def _parse_glob(text: str) -> AddressPattern:
     if len(parts) > 3:
         raise AddressPatternError(f"glob {text!r} has more than domain:bus:slot before the '.'")
     parts = [ANY] * (3 - len(parts)) + parts
-    fields = tuple(_glob_field(name, value, text) for name, value in zip(FIELDS, [*parts, function], strict=True))
+    fields = tuple(_glob_field(name, value, text) for name, value in zip(FIELDS, [*parts, function]))  # noqa: B905
     return AddressPattern("glob", fields)
 
 

@@ -144,3 +144,20 @@ def test_nova_gets_one_vf_per_gpu_instance_of_the_types_profile(tmp_path, instan
     else:
         assert "devices" not in config
         assert any("no GPU instance" in w for w in selection.warnings)
+
+
+def test_a_vf_entry_creates_its_vfs_on_the_pfs_that_make_them(tmp_path):
+    """NIC VFs for Neutron: the entry names the VF's device ID; the PFs that make it get sriov_numvfs."""
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.sharing_plan import host_plan
+
+    facts, _unused = discover(build_root("sriov-nic", str(tmp_path / "root")))
+    pfs = {d["address"]: d for d in facts["accel_pci_devices"] if d["sriov_vf_product_id"]}
+    assert {d["sriov_vf_product_id"] for d in pfs.values()} == {"101e"}
+    vf_entry = {"name": "cx6-vf", "vendor_id": "15b3", "product_id": "101e", "mode": "passthrough",
+                "device_type": "type-VF", "physical_network": "physnet1", "sriov_numvfs": 4}  # fmt: skip
+    plan = host_plan(facts["accel_pci_devices"], [vf_entry])
+    assert plan["sriov"] == [{"devices": sorted(pfs), "numvfs": 4, "entry": "cx6-vf"}]
+    one = host_plan(facts["accel_pci_devices"], [dict(vf_entry, addresses=[sorted(pfs)[1]])])
+    assert one["sriov"][0]["devices"] == [sorted(pfs)[1]]
+    # a PF-type entry with the VF's ID selects nothing: only VF entries look through the PF
+    assert host_plan(facts["accel_pci_devices"], [dict(vf_entry, device_type="type-PF")])["sriov"] == []
