@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniConfig
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniConfig, read_keys
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import component_problem
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern
@@ -46,20 +46,7 @@ class DeployedConfigError(AccelError):
 
 def parse_ini(text: str) -> IniConfig:
     """Every key a file sets, values in order, a key repeated within the file accumulated."""
-    config: IniConfig = {}
-    section = None
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", ";")):
-            continue
-        if stripped.startswith("[") and stripped.endswith("]"):
-            section = stripped[1:-1].strip()
-            continue
-        key, sep, value = stripped.partition("=")
-        if section is None or not sep:
-            continue
-        config.setdefault(section, {}).setdefault(key.strip(), []).append(value.strip())
-    return config
+    return read_keys(text)
 
 
 def _join_deprecated(config: IniConfig) -> IniConfig:

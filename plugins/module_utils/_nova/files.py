@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, read_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, host_facts
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import (
@@ -158,21 +158,7 @@ def wanted_files(
 
 def read_ini(text: str, skip_owned: bool = True) -> IniConfig:
     """The keys a file sets (repeated keys accumulated), without the keys our header says we own."""
-    owned = owned_keys(text) if skip_owned else set()
-    config: IniConfig = {}
-    section = None
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", ";")):
-            continue
-        if stripped.startswith("[") and stripped.endswith("]"):
-            section = stripped[1:-1].strip()
-            continue
-        key, sep, value = stripped.partition("=")
-        if section is None or not sep or (section, key.strip()) in owned:
-            continue
-        config.setdefault(section, {}).setdefault(key.strip(), []).append(value.strip())
-    return config
+    return read_keys(text, owned_keys(text) if skip_owned else frozenset())
 
 
 def _true(values: list[str] | None) -> bool:
