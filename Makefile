@@ -180,4 +180,8 @@ benchmark-flavor-fit: venv collection
 benchmark-audit: venv collection
 	$(BIN)/python benchmarks/bench_audit.py
 
-benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit benchmark-audit
+benchmark-capacity: venv collection
+	$(BIN)/python benchmarks/bench_capacity.py
+
+benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit benchmark-audit \
+           benchmark-capacity
