@@ -62,6 +62,8 @@ def world(cyborg, placement):
 def validate(world, flavors: list[dict]) -> dict:
     cyborg, placement = world
     extra = {
+        # the validate stage runs on the compute group; here the one host of the inventory
+        "accel_nova_compute_group": "all",
         "accel_placement_auth": placement.auth,
         "accel_validate_cyborg_auth": {"cloud": cyborg.cloud},
         "accel_validate_flavors": flavors,
