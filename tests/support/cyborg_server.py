@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,7 @@ import urllib.error
 import urllib.request
 
 from tests.support.ironic_server import free_port
+from tests.support.service_process import ServiceProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -71,7 +71,7 @@ class CyborgUnavailable(RuntimeError):
     pass
 
 
-class CyborgServer:
+class CyborgServer(ServiceProcess):
     """One real Cyborg process on 127.0.0.1 with a private SQLite database."""
 
     def __init__(self, workdir: str | None = None):
@@ -143,27 +143,6 @@ class CyborgServer:
             time.sleep(0.2)
         self.stop()
         raise CyborgUnavailable("Cyborg did not answer within 120 s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def close(self) -> None:
-        self.stop()
-        if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> CyborgServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- raw HTTP, as a project member, an admin or Nova's service user ----------------------------
     def request(

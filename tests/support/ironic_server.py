@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+from tests.support.service_process import ServiceProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -120,7 +121,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class IronicServer:
+class IronicServer(ServiceProcess):
     """One real Ironic process on 127.0.0.1 with a private SQLite database."""
 
     def __init__(self, workdir: str | None = None):
@@ -178,27 +179,6 @@ class IronicServer:
             time.sleep(0.2)
         self.stop()
         raise IronicUnavailable("Ironic did not answer within 120 s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def close(self) -> None:
-        self.stop()
-        if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> IronicServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- raw HTTP (tests use it to create nodes, drive inspection and read back) -----------------
     def request(self, method: str, path: str, body=None, microversion: str = MICROVERSION):

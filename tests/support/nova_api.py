@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -18,6 +17,7 @@ import urllib.error
 import urllib.request
 
 from tests.support.nova_venv import nova_python
+from tests.support.service_process import ServiceProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MICROVERSION = "2.61"  # flavors carry their extra specs in the answer from 2.61 on
@@ -33,8 +33,10 @@ connection = sqlite:///{workdir}/nova-cell.sqlite
 """
 
 
-class NovaApiServer:
+class NovaApiServer(ServiceProcess):
     """One nova-api (compute API) process on 127.0.0.1 with private SQLite databases."""
+
+    stop_timeout = 10
 
     def __init__(self, workdir: str | None = None):
         self.python = nova_python()
@@ -94,24 +96,6 @@ class NovaApiServer:
             time.sleep(0.1)
         self.close()
         raise RuntimeError("nova-api did not answer within 120 s")
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> NovaApiServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def request(self, method: str, path: str, body=None):
         data = None if body is None else json.dumps(body).encode()

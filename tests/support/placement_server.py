@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+from tests.support.service_process import ServiceProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -30,8 +31,10 @@ class PlacementUnavailable(RuntimeError):
     pass
 
 
-class PlacementServer:
+class PlacementServer(ServiceProcess):
     """One real Placement process on 127.0.0.1 with a private SQLite database."""
+
+    stop_timeout = 10
 
     def __init__(self, workdir: str | None = None):
         self.venv = placement_venv()
@@ -90,32 +93,11 @@ class PlacementServer:
         self.stop()
         raise PlacementUnavailable("Placement did not answer within 120 s")
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
     def reset(self) -> PlacementServer:
         """A fresh, empty database (a new process on a new port)."""
         self.stop()
         self._generation += 1
         return self.start()
-
-    def close(self) -> None:
-        self.stop()
-        if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> PlacementServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- raw HTTP (tests use it to seed and to read back) ----------------------------------------
     def request(self, method: str, path: str, body=None, microversion: str = MICROVERSION):
