@@ -11,6 +11,8 @@ explained.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
@@ -57,44 +59,75 @@ def _inventory_words(provider: Provider, rc: str, amount: int) -> str:
     return f"{provider.name} allocates in steps of {inv.step_size} (step_size) {numbers}"
 
 
-def _group_reason(fleet: Fleet, group: RequestGroup, root: str) -> str | None:
+def room_words(label: str, rc: str, amount: int, having: list[Provider]) -> str:
+    """Why no provider of ``having`` gives ``amount`` of ``rc``, naming the one with the most free."""
+    best = max(having, key=lambda p: p.inventories[rc].free)
+    return f"{label} needs {rc}:{amount}; {_inventory_words(best, rc, amount)}"
+
+
+def _group_checks(fleet: Fleet, group: RequestGroup, root: str) -> Iterator[str | tuple]:
+    """The checks of one group on one tree before any search, in order: a sentence for one that fails
+    whatever the usage, or ``(rc, amount, having)`` for one that holds when a provider of ``having`` has
+    room for ``amount`` (which depends on usage)."""
     tree = fleet.trees[root]
     if group.in_tree is not None:
         target = fleet.providers.get(group.in_tree)
         if target is None or target.root != root:
-            return f"{group.label} is limited by in_tree to the tree of {group.in_tree}"
+            yield f"{group.label} is limited by in_tree to the tree of {group.in_tree}"
+            return
     pool = list(tree)
     if not group.use_same_provider:
         pool += [fleet.providers[s] for s in fleet.sharing if root in fleet.sharing_anchors(s) and s not in tree]
     for rc, amount in group.resources.items():
         having = [p for p in pool if rc in p.inventories]
         if not having:
-            return f"{group.label} needs {rc}:{amount}; no provider in this tree has {rc} inventory"
-        if not any(p.inventories[rc].fits(amount) for p in having):
-            best = max(having, key=lambda p: p.inventories[rc].free)
-            return f"{group.label} needs {rc}:{amount}; {_inventory_words(best, rc, amount)}"
+            yield f"{group.label} needs {rc}:{amount}; no provider in this tree has {rc} inventory"
+            return
+        yield rc, amount, having
     for any_of in group.required:
         if not any(any_of & p.traits for p in pool):
             names = " or ".join(sorted(any_of))
-            return f"{group.label} needs trait {names}; no provider in this tree has it"
+            yield f"{group.label} needs trait {names}; no provider in this tree has it"
+            return
     for any_of in group.member_of:
         if not any(any_of & (p.aggregates | fleet.providers[root].aggregates) for p in pool):
-            return f"{group.label} needs member_of one of {sorted(any_of)}; this tree is in none of them"
-    return None
+            yield f"{group.label} needs member_of one of {sorted(any_of)}; this tree is in none of them"
+            return
 
 
-def _root_reason(fleet: Fleet, request: Request, root: str, budget: Budget) -> str:
+def checks_before_search(fleet: Fleet, request: Request, root: str) -> Iterator[str | tuple]:
+    """What ``_root_reason`` checks on a tree before it searches, in its order: a sentence for a check that
+    fails whatever the usage (nothing follows it), or ``(label, rc, amount, having)`` for one that holds when
+    a provider of ``having`` has room for ``amount`` (else ``room_words`` says why)."""
     provider = fleet.providers[root]
     missing = sorted(request.root_required - provider.traits)
     if missing:
-        return f"root_required needs trait(s) {', '.join(missing)} on the root; it has {sorted(provider.traits)}"
+        yield f"root_required needs trait(s) {', '.join(missing)} on the root; it has {sorted(provider.traits)}"
+        return
     present = sorted(request.root_forbidden & provider.traits)
     if present:
-        return f"root_required forbids trait(s) {', '.join(present)}, which the root has"
+        yield f"root_required forbids trait(s) {', '.join(present)}, which the root has"
+        return
     for group in request.groups.values():
-        reason = _group_reason(fleet, group, root)
-        if reason:
-            return reason
+        for check in _group_checks(fleet, group, root):
+            if isinstance(check, str):
+                yield check
+                return
+            yield (group.label, *check)
+
+
+def _root_reason(fleet: Fleet, request: Request, root: str, budget: Budget) -> str:
+    for check in checks_before_search(fleet, request, root):
+        if isinstance(check, str):
+            return check
+        label, rc, amount, having = check
+        if not any(p.inventories[rc].fits(amount) for p in having):
+            return room_words(label, rc, amount, having)
+    return search_reason(fleet, request, root, budget)
+
+
+def search_reason(fleet: Fleet, request: Request, root: str, budget: Budget) -> str:
+    """Why a tree whose every group passes ``checks_before_search`` still has no candidate."""
     try:
         found = group_candidates(fleet, request, {root}, budget)
     except NoCandidates as exc:

@@ -30,7 +30,6 @@ How each part is computed:
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Mapping
 
@@ -38,18 +37,19 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters
-from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
-from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import (
-    Fleet,
-    FleetError,
-    Inventory,
-    Provider,
-    gc_paused,
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError, gc_paused
+from ansible_collections.accel.openstack.plugins.plugin_utils.host_trees import (
+    Alone,
+    Structure,
+    answer,
+    check_group_names,
+    copy_provider,
+    max_free,
+    totals,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_resource_classes, check_traits
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_traits
 
 REASON_CODES = (
     "unknown_trait",
@@ -128,107 +128,6 @@ class FitOptions:
         return cls(**values)
 
 
-def _copy_provider(provider: Provider, name: str) -> Provider:
-    inventories = {
-        rc: Inventory(i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used)
-        for rc, i in provider.inventories.items()
-    }
-    return dataclasses.replace(provider, name=name, inventories=inventories)
-
-
-class _Tree:
-    """One tree of the fleet alone (plus the sharing providers it may use), to count and explain on.
-
-    Providers of a tree shared by identical hosts are named by their position (``\\x00N\\x00``); a
-    sentence about the tree gets each host's own names back in ``_count_and_explain``."""
-
-    def __init__(self, fleet: Fleet, root: str, templated: bool):
-        tree = fleet.trees[root]
-        self.root = root
-        self.templated = templated
-        providers = [_copy_provider(p, f"\x00{i}\x00" if templated else p.name) for i, p in enumerate(tree)]
-        providers += [_copy_provider(p, p.name) for p in fleet.shared_with.get(root, ())]
-        self.fleet = Fleet(providers, fleet.traits, fleet.resource_classes)
-        self.mine = {p.uuid for p in tree}
-        self._empty: _Tree | None = None
-
-    def empty(self) -> _Tree:
-        """The same tree with no usage (what an empty host of this shape offers)."""
-        if self._empty is None:
-            empty = _Tree.__new__(_Tree)
-            providers = [_copy_provider(p, p.name) for p in self.fleet.order]
-            for provider in providers:
-                for inv in provider.inventories.values():
-                    inv.used = 0
-            empty.root, empty.templated, empty.mine = self.root, self.templated, self.mine
-            empty.fleet = Fleet(providers, self.fleet.traits, self.fleet.resource_classes)
-            empty._empty = empty
-            self._empty = empty
-        return self._empty
-
-    def candidates(self, requests: list[Request]) -> list[dict]:
-        found = []
-        for request in requests:
-            try:
-                result = answer(self.fleet, dataclasses.replace(request, limit=None))
-            except RequestError:
-                continue
-            found += [a for a in result["allocation_requests"] if self.mine & a["allocations"].keys()]
-        return found
-
-    def count(self, requests: list[Request], cap: int) -> int:
-        """Copies placed one after another, each on the first candidate that still fits."""
-        inventories = self.fleet.providers
-        saved = {(uuid, rc): inv.used for uuid, p in inventories.items() for rc, inv in p.inventories.items()}
-        count = 0
-        try:
-            for candidate in self.candidates(requests):
-                takes = [
-                    (inventories[uuid].inventories[rc], amount)
-                    for uuid, allocation in candidate["allocations"].items()
-                    for rc, amount in allocation["resources"].items()
-                    if amount
-                ]
-                while count < cap:
-                    repeat = cap - count
-                    for inv, amount in takes:
-                        repeat = min(repeat, max(math.floor((inv.limit - inv.used) / amount), 0))
-                    while repeat and any(inv.used + amount * repeat > inv.limit for inv, amount in takes):
-                        repeat -= 1
-                    if not repeat:
-                        break
-                    for inv, amount in takes:
-                        inv.used += amount * repeat
-                    count += repeat
-                if count >= cap:
-                    break
-        finally:
-            for (uuid, rc), used in saved.items():
-                inventories[uuid].inventories[rc].used = used
-        return count
-
-    def reason(self, request: Request) -> str:
-        """Why the request has no candidate on this tree, with templated provider names."""
-        # Totals first: a request asking more of a class than the tree has free in all its providers
-        # together is explained without searching combinations (which grow as providers ** groups).
-        for rc, amount in _totals(request).items():
-            having = [p for p in self.fleet.order if rc in p.inventories]
-            free = sum(p.inventories[rc].free for p in having)
-            if having and amount > free:
-                return (
-                    f"the flavor asks {amount} {rc} in total; this host has {free} free over "
-                    f"{len(having)} provider(s) ({', '.join(p.name for p in having[:4])}"
-                    f"{', ...' if len(having) > 4 else ''})"
-                )
-        try:
-            report = explain(self.fleet, dataclasses.replace(request, limit=None), [self.root], unknown=False)
-        except RequestError as exc:
-            return str(exc)
-        if report.get("error"):
-            return report["error"]
-        return report["roots"][0]["reason"]
-
-
 class FlavorFit:
     """A fleet indexed once, then asked about any number of flavors."""
 
@@ -245,59 +144,70 @@ class FlavorFit:
         fleet = self.fleet
         self.root_names = {p.uuid: p.name for p in fleet.roots}
         self.names = [p.name for p in fleet.roots]
-        # Hosts with identical trees share one shape: counted and explained once per flavor. The shape of
-        # every root (in fleet order) is found once, here; its key is hashed once.
+        # Hosts whose trees differ only in usage share one structure: one template tree, searched once
+        # per flavor, and a usage row per host (``host_trees.Structure``). A tree that shares providers
+        # with others (or every tree, without ``share_shapes``) is asked on its own (``Alone``).
         self.share_shapes = share_shapes
         self.shape_of: list[int] = []
-        self.shapes: list[_Tree | None] = []
+        self.units: list[Structure | Alone] = []
         self.representative: list[str] = []
         index_of: dict[tuple, int] = {}
-        for root in fleet.roots:
-            key = self._key(root.uuid) if share_shapes else ("own", root.uuid)
-            index = index_of.get(key)
-            if index is None:
-                index = index_of[key] = len(self.representative)
+        members: dict[int, tuple[list[int], list[tuple]]] = {}  # per structure: rows and usage rows
+        for row, root in enumerate(fleet.roots):
+            key, used = self._key(root.uuid) if share_shapes else (None, None)
+            if key is None:
+                index = len(self.units)
+                self.units.append(Alone(fleet, root.uuid, row))
                 self.representative.append(root.uuid)
-                self.shapes.append(None)
+            else:
+                index = index_of.get(key)
+                if index is None:
+                    index = index_of[key] = len(self.units)
+                    self.units.append(None)
+                    self.representative.append(root.uuid)
+                    members[index] = ([], [])
+                found = members[index]
+                found[0].append(row)
+                found[1].append(used)
             self.shape_of.append(index)
-        self.templated = [key[0] != "own" for key in index_of]
-        # Whether "does any host give a candidate" may be asked of each shape's tree instead of the whole
+        for index, (found_rows, found_usage) in members.items():
+            self.units[index] = Structure(fleet, self.representative[index], found_rows, found_usage)
+        # Whether "does any host give a candidate" may be asked of each structure instead of the whole
         # fleet: true when no provider shares via an aggregate (every candidate then lies in one tree).
         self.by_shape = share_shapes and not fleet.sharing
-        # Whether Nova's queries may be answered from each shape's tree when the whole answer fits in
-        # ``limit`` (see ``_roots_by_shape``).
+        # Whether Nova's queries may be answered per structure when the whole answer fits in ``limit``
+        # (see ``_roots_by_shape``).
         self.roots_by_shape = roots_by_shape and self.by_shape
         self._empty: Fleet | None = None
         self._names_of_trees: list[list[str]] | None = None
         self._max_free: dict[int, dict[str, int]] = {}
 
     # -- trees -------------------------------------------------------------------------------------
-    def _key(self, root: str) -> tuple:
+    def _key(self, root: str) -> tuple[tuple | None, tuple | None]:
+        """The structure of a root's tree (all but usage) and its usage row; (None, None) for a tree that
+        shares providers with others."""
         fleet = self.fleet
         tree = fleet.trees[root]
         if root in fleet.shared_with or any(p.uuid in fleet.sharing for p in tree):
-            return ("own", root)
+            return None, None
         position = {p.uuid: i for i, p in enumerate(tree)}
-        return tuple(
-            (
-                position.get(p.parent),
-                tuple(
-                    sorted(
-                        (rc, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used)
-                        for rc, i in p.inventories.items()
-                    )
-                ),
-                p.traits,
-                p.aggregates,
+        key = []
+        used = []
+        for p in tree:
+            inventories = sorted(p.inventories.items())
+            key.append(
+                (
+                    position.get(p.parent),
+                    tuple(
+                        (rc, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio)
+                        for rc, i in inventories
+                    ),
+                    p.traits,
+                    p.aggregates,
+                )
             )
-            for p in tree
-        )
-
-    def _tree(self, shape: int) -> _Tree:
-        tree = self.shapes[shape]
-        if tree is None:
-            tree = self.shapes[shape] = _Tree(self.fleet, self.representative[shape], self.templated[shape])
-        return tree
+            used += [i.used for _rc, i in inventories]
+        return tuple(key), tuple(used)
 
     def _tree_names(self) -> list[list[str]]:
         """Per root (fleet order), the names of its tree's providers, in tree order."""
@@ -308,7 +218,7 @@ class FlavorFit:
 
     def _empty_fleet(self) -> Fleet:
         if self._empty is None:
-            providers = [_copy_provider(p, p.name) for p in self.fleet.order]
+            providers = [copy_provider(p, p.name) for p in self.fleet.order]
             for provider in providers:
                 for inv in provider.inventories.values():
                     inv.used = 0
@@ -345,33 +255,33 @@ class FlavorFit:
         fleet = self.fleet
         if any(g.in_tree is not None for g in request.groups.values()):
             return None
-        if not all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items()):
+        if not all(amount <= most.get(rc, 0) for rc, amount in totals(request).items()):
             return None
         try:
             check_traits(fleet, sorted(request.root_required | request.root_forbidden))
             for group in request.groups.values():
-                _check_group_names(fleet, group)
+                check_group_names(fleet, group)
         except RequestError:
             return None
-        unlimited = dataclasses.replace(request, limit=None)
-        found: list[tuple[int, int, bool]] = []  # per shape: candidates, steps spent, whether it has roots
-        for shape in range(len(self.shapes)):
-            budget = Budget()
-            try:
-                got = allocation_candidates(self._tree(shape).fleet, unlimited, budget, roots_only=True)
-            except (RequestError, TooCombinatorial):
-                return None
-            found.append((got["candidates"], budget.used, bool(got["roots"])))
+        has = [False] * len(self.shape_of)
         candidates = steps = 0
-        for shape in self.shape_of:
-            candidates += found[shape][0]
-            steps += found[shape][1]
+        for unit in self.units:
+            found = unit.candidate_counts(request)
+            if found is None:
+                return None
+            counts, spent = found
+            steps += spent * len(unit.rows)
+            for row, count in zip(unit.rows, counts):  # noqa: B905
+                candidates += count
+                has[row] = count > 0
         if (request.limit is not None and candidates > request.limit) or steps > Budget().steps:
             return None
-        return [root.uuid for root, shape in zip(fleet.roots, self.shape_of) if found[shape][2]]  # noqa: B905
+        return [root.uuid for root, found in zip(fleet.roots, has) if found]  # noqa: B905
 
     # -- one flavor --------------------------------------------------------------------------------
     def check(self, flavor) -> dict:
+        for unit in self.units:
+            unit.forget()
         name = flavor.get("name") if isinstance(flavor, Mapping) else None
         report = {
             "name": name if isinstance(name, str) else str(name) if name is not None else None,
@@ -452,47 +362,55 @@ class FlavorFit:
 
     def _count_and_explain(self, report: dict, requests: list[Request], hosts: set[str]) -> None:
         cap = self.options.count_limit
-        counts = [self._tree(shape).count(requests, cap) if requests else 0 for shape in range(len(self.shapes))]
-        report["max_instances"] = dict(zip(self.names, [counts[shape] for shape in self.shape_of]))  # noqa: B905
+        names = self.names
+        counts = [0] * len(names)
+        if requests:
+            for unit in self.units:
+                for row, count in zip(unit.rows, unit.counts(requests, cap)):  # noqa: B905
+                    counts[row] = count
+        report["max_instances"] = dict(zip(names, counts))  # noqa: B905
         limited = (
             f"candidates exist on this host, but Placement's answer stops at limit="
             f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
         )
-        # One answer per shape: a fixed sentence, or (for a sentence naming providers of a templated tree)
-        # its text split at the placeholders, filled with each host's own names.
-        fixed: list[str | None] = []
-        split: dict[int, list] = {}
-        for shape, count in enumerate(counts):
-            if count:
-                fixed.append(limited)
-            elif not requests:
-                fixed.append("Nova asks Placement nothing it can answer")
+        sentences: list[str | None] = [None] * len(names)
+        for unit in self.units:
+            rows = unit.rows
+            empty = [index for index, row in enumerate(rows) if not counts[row]]
+            if not empty:
+                continue
+            if not requests:
+                for index in empty:
+                    sentences[rows[index]] = "Nova asks Placement nothing it can answer"
+                continue
+            found = unit.reasons(requests[0], empty)
+            if unit.templated:
+                # A template's sentence names providers by position: each host gets its own names.
+                tree_names = self._tree_names()
+                split: dict[str, tuple] = {}
+                for index, sentence in found.items():
+                    parts = split.get(sentence)
+                    if parts is None:
+                        parts = _PLACE.split(sentence)
+                        parts = split[sentence] = (
+                            ("%s".join(part.replace("%", "%%") for part in parts[::2]), [int(i) for i in parts[1::2]])
+                            if len(parts) > 1
+                            else None
+                        )
+                    row = rows[index]
+                    if parts is not None:
+                        own = tree_names[row]
+                        sentence = parts[0] % tuple([own[i] for i in parts[1]])
+                    sentences[row] = sentence
             else:
-                tree = self._tree(shape)
-                reason = tree.reason(requests[0])
-                parts = _PLACE.split(reason) if tree.templated else [reason]
-                if len(parts) == 1:
-                    fixed.append(reason)
-                else:
-                    fixed.append(None)
-                    text = "%s".join(part.replace("%", "%%") for part in parts[::2])
-                    split[shape] = (text, [int(index) for index in parts[1::2]])
-        why_not = report["why_not"]
-        if not split:
-            why_not.update(
-                {name: fixed[shape] for name, shape in zip(self.names, self.shape_of) if name not in hosts}  # noqa: B905
-            )
-        else:
-            tree_names = self._tree_names()
-            for names, name, shape in zip(tree_names, self.names, self.shape_of):  # noqa: B905
-                if name in hosts:
-                    continue
-                sentence = fixed[shape]
-                if sentence is None:
-                    text, places = split[shape]
-                    sentence = text % tuple([names[index] for index in places])
-                why_not[name] = sentence
-        report["fleet_max_instances"] = sum(counts[shape] for shape in self.shape_of)
+                for index, sentence in found.items():
+                    sentences[rows[index]] = sentence
+        report["why_not"] = {
+            name: limited if sentence is None else sentence
+            for name, sentence in zip(names, sentences)  # noqa: B905
+            if name not in hosts
+        }
+        report["fleet_max_instances"] = sum(counts)
 
     # -- reasons -----------------------------------------------------------------------------------
     def _rejected(self, message: str) -> dict:
@@ -521,15 +439,11 @@ class FlavorFit:
     def _fits_somewhere(self, request: Request, empty: bool = False) -> bool:
         """Whether any host gives the request a candidate (with no usage at all when ``empty``).
 
-        Without sharing providers a candidate lies in one tree, so each shape's tree is asked (its names
+        Without sharing providers a candidate lies in one tree, so each structure is asked (its names
         known as the fleet's, so a 400 there is one on the fleet); else the whole fleet is."""
         if not self.by_shape or any(g.in_tree is not None for g in request.groups.values()):
             return self._fits(self._empty_fleet() if empty else self.fleet, request)
-        for shape in range(len(self.shapes)):
-            tree = self._tree(shape)
-            if self._fits((tree.empty() if empty else tree).fleet, request):
-                return True
-        return False
+        return any(unit.any_fits(request, empty) for unit in self.units)
 
     def _no_host_reason(self, requests: list[Request]) -> dict:
         fleet = self.fleet
@@ -633,80 +547,6 @@ def _unrequired(request: Request) -> Request:
         root_required=frozenset(),
         groups={s: dataclasses.replace(g, required=[]) for s, g in request.groups.items()},
     )
-
-
-def _check_group_names(fleet: Fleet, group) -> None:
-    """Placement's 400s for one request group, in its order: resource classes, required traits, forbidden."""
-    check_resource_classes(fleet, group.resources)
-    for any_of in group.required:
-        check_traits(fleet, sorted(any_of))
-    check_traits(fleet, sorted(group.forbidden))
-
-
-def _totals(request: Request) -> dict[str, int]:
-    wanted: dict[str, int] = {}
-    for group in request.groups.values():
-        for rc, amount in group.resources.items():
-            wanted[rc] = wanted.get(rc, 0) + amount
-    return wanted
-
-
-def viable_roots(fleet: Fleet, request: Request) -> set[str]:
-    """Roots whose tree (with the sharing providers it may use) has, per class, at least the request's total
-    free. Only these can anchor a candidate; the others are ruled out without a search, which for many
-    groups of one class grows as providers ** groups."""
-    wanted = _totals(request)
-    found = set()
-    for root in fleet.root_uuids:
-        classes = fleet.tree_classes.get(root, {})
-        shared = fleet.shared_with.get(root, ())
-        for rc, amount in wanted.items():
-            free = sum(inv.free for _p, inv in classes.get(rc, ()))
-            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
-            if free < amount:
-                break
-        else:
-            found.add(root)
-    return found
-
-
-def max_free(fleet: Fleet) -> dict[str, int]:
-    """Per resource class, the most any one tree (with the sharing providers it may use) has free."""
-    found: dict[str, int] = {}
-    for root in fleet.root_uuids:
-        shared = fleet.shared_with.get(root, ())
-        for rc, entries in fleet.tree_classes.get(root, {}).items():
-            free = sum(inv.free for _p, inv in entries)
-            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
-            if free > found.get(rc, -1):
-                found[rc] = free
-    for provider in (fleet.providers[u] for u in fleet.sharing):
-        for rc, inv in provider.inventories.items():
-            found[rc] = max(found.get(rc, 0), inv.free)
-    return found
-
-
-def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, roots_only: bool = False) -> dict:
-    """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
-    are still checked, so Placement's 400 comes out the same). ``most`` (from ``max_free``) makes the
-    check one look-up per class for a large fleet; without it every tree is checked. ``roots_only`` gives
-    the solver's roots-only answer (``roots``, ``candidates``)."""
-    if most is not None:
-        viable = all(amount <= most.get(rc, 0) for rc, amount in _totals(request).items())
-    else:
-        viable = bool(viable_roots(fleet, request))
-    if viable:
-        return allocation_candidates(fleet, request, roots_only=roots_only)
-    # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
-    # until a group that no provider can serve alone ends the search.
-    check_traits(fleet, sorted(request.root_required | request.root_forbidden))
-    for group in request.groups.values():
-        _check_group_names(fleet, group)
-        if not all(
-            any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
-        ):
-            break
-    return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": [], "provider_summaries": {}}
 
 
 def _one_device(request: Request) -> Request:

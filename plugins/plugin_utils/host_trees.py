@@ -1,0 +1,572 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Each host's tree on its own, to count copies of a flavor and explain why none fits.
+
+``Tree`` is one tree of the fleet alone (plus the sharing providers it may use): its candidates, the
+copies placed one after another (``count``) and why it has no candidate (``reason``), each asked of the
+solver on that tree.
+
+``Structure`` stands for every host whose tree is the same but for usage (same providers in the same
+places, inventories, traits and aggregates, no sharing provider): one template tree with no usage, and
+each host's usage as a row of numbers. What ``Tree`` answers host by host, ``Structure`` answers for all
+of them from the template's candidates, without a search per host:
+
+- A candidate fits a host with usage ``U`` exactly when it is a candidate of the template and its summed
+  amounts fit ``U`` (every check of Placement's is either structural or ``used + amount <= capacity``,
+  which only tightens as usage grows), and the solver lists a used tree's candidates in the template's
+  order, so the copies a host takes one after another are the template's candidates taken in order
+  from ``U``.
+- The ``(provider, class, amount)`` every candidate of the flavor shares (the root's VCPU and MEMORY_MB,
+  typically) limits the copies by a closed form, ``min(free // amount)``; what the candidates do not
+  share (which devices) is counted by placing copies on those providers alone, once per distinct usage
+  of them (often one per structure: devices unused), and the host's count is the smaller of the two.
+  Both are what placing one copy at a time gives (``Tree.count``), to the unit: the shared part loses
+  exactly ``amount`` per copy whichever candidate takes it.
+- Why a host has no candidate follows ``Tree.reason``'s order: the totals (per class, the host's free
+  units summed over its providers), then the explanation's checks before any search (structural ones
+  decided once, room on a provider per host), and only for a host that passes all of them the search
+  itself, on the template with the host's usage put in place.
+
+Where the template's candidates are too many for the search budget, each host is asked on its own, on
+the template with its usage put in place (the answers are the same, only slower).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from operator import itemgetter
+
+from ansible_collections.accel.openstack.plugins.plugin_utils import explain as explaining
+from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, Inventory, Provider
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_resource_classes, check_traits
+
+
+def copy_provider(provider: Provider, name: str) -> Provider:
+    inventories = {
+        rc: Inventory(i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used)
+        for rc, i in provider.inventories.items()
+    }
+    return dataclasses.replace(provider, name=name, inventories=inventories)
+
+
+def check_group_names(fleet: Fleet, group) -> None:
+    """Placement's 400s for one request group, in its order: resource classes, required traits, forbidden."""
+    check_resource_classes(fleet, group.resources)
+    for any_of in group.required:
+        check_traits(fleet, sorted(any_of))
+    check_traits(fleet, sorted(group.forbidden))
+
+
+def totals(request: Request) -> dict[str, int]:
+    wanted: dict[str, int] = {}
+    for group in request.groups.values():
+        for rc, amount in group.resources.items():
+            wanted[rc] = wanted.get(rc, 0) + amount
+    return wanted
+
+
+def viable_roots(fleet: Fleet, request: Request) -> set[str]:
+    """Roots whose tree (with the sharing providers it may use) has, per class, at least the request's total
+    free. Only these can anchor a candidate; the others are ruled out without a search, which for many
+    groups of one class grows as providers ** groups."""
+    wanted = totals(request)
+    found = set()
+    for root in fleet.root_uuids:
+        classes = fleet.tree_classes.get(root, {})
+        shared = fleet.shared_with.get(root, ())
+        for rc, amount in wanted.items():
+            free = sum(inv.free for _p, inv in classes.get(rc, ()))
+            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
+            if free < amount:
+                break
+        else:
+            found.add(root)
+    return found
+
+
+def max_free(fleet: Fleet) -> dict[str, int]:
+    """Per resource class, the most any one tree (with the sharing providers it may use) has free."""
+    found: dict[str, int] = {}
+    for root in fleet.root_uuids:
+        shared = fleet.shared_with.get(root, ())
+        for rc, entries in fleet.tree_classes.get(root, {}).items():
+            free = sum(inv.free for _p, inv in entries)
+            free += sum(p.inventories[rc].free for p in shared if rc in p.inventories)
+            if free > found.get(rc, -1):
+                found[rc] = free
+    for provider in (fleet.providers[u] for u in fleet.sharing):
+        for rc, inv in provider.inventories.items():
+            found[rc] = max(found.get(rc, 0), inv.free)
+    return found
+
+
+def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, roots_only: bool = False) -> dict:
+    """``allocation_candidates``, skipping the search when no tree can hold the request's totals (the names
+    are still checked, so Placement's 400 comes out the same). ``most`` (from ``max_free``) makes the
+    check one look-up per class for a large fleet; without it every tree is checked. ``roots_only`` gives
+    the solver's roots-only answer (``roots``, ``candidates``)."""
+    if most is not None:
+        viable = all(amount <= most.get(rc, 0) for rc, amount in totals(request).items())
+    else:
+        viable = bool(viable_roots(fleet, request))
+    if viable:
+        return allocation_candidates(fleet, request, roots_only=roots_only)
+    # Placement's 400s still come first, in its order: root traits, then per group its classes and traits,
+    # until a group that no provider can serve alone ends the search.
+    check_traits(fleet, sorted(request.root_required | request.root_forbidden))
+    for group in request.groups.values():
+        check_group_names(fleet, group)
+        if not all(
+            any(inv.fits(n) for _p, inv in fleet.inventories_of.get(rc, ())) for rc, n in group.resources.items()
+        ):
+            break
+    return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": [], "provider_summaries": {}}
+
+
+def totals_words(amount: int, rc: str, free: int, having: list[Provider]) -> str:
+    return (
+        f"the flavor asks {amount} {rc} in total; this host has {free} free over "
+        f"{len(having)} provider(s) ({', '.join(p.name for p in having[:4])}"
+        f"{', ...' if len(having) > 4 else ''})"
+    )
+
+
+class Tree:
+    """One tree of the fleet alone (plus the sharing providers it may use), to count and explain on.
+
+    Providers of a tree shared by several hosts are named by their position (``\\x00N\\x00``); a
+    sentence about the tree gets each host's own names back from the caller."""
+
+    def __init__(self, fleet: Fleet, root: str, templated: bool):
+        tree = fleet.trees[root]
+        self.root = root
+        self.templated = templated
+        providers = [copy_provider(p, f"\x00{i}\x00" if templated else p.name) for i, p in enumerate(tree)]
+        providers += [copy_provider(p, p.name) for p in fleet.shared_with.get(root, ())]
+        self.fleet = Fleet(providers, fleet.traits, fleet.resource_classes)
+        self.mine = {p.uuid for p in tree}
+        self._empty: Tree | None = None
+
+    def empty(self) -> Tree:
+        """The same tree with no usage (what an empty host of this shape offers)."""
+        if self._empty is None:
+            empty = Tree.__new__(Tree)
+            providers = [copy_provider(p, p.name) for p in self.fleet.order]
+            for provider in providers:
+                for inv in provider.inventories.values():
+                    inv.used = 0
+            empty.root, empty.templated, empty.mine = self.root, self.templated, self.mine
+            empty.fleet = Fleet(providers, self.fleet.traits, self.fleet.resource_classes)
+            empty._empty = empty
+            self._empty = empty
+        return self._empty
+
+    def candidates(self, requests: list[Request]) -> list[dict]:
+        found = []
+        for request in requests:
+            try:
+                result = answer(self.fleet, dataclasses.replace(request, limit=None))
+            except RequestError:
+                continue
+            found += [a for a in result["allocation_requests"] if self.mine & a["allocations"].keys()]
+        return found
+
+    def count(self, requests: list[Request], cap: int) -> int:
+        """Copies placed one after another, each on the first candidate that still fits."""
+        inventories = self.fleet.providers
+        saved = {(uuid, rc): inv.used for uuid, p in inventories.items() for rc, inv in p.inventories.items()}
+        count = 0
+        try:
+            for candidate in self.candidates(requests):
+                takes = [
+                    (inventories[uuid].inventories[rc], amount)
+                    for uuid, allocation in candidate["allocations"].items()
+                    for rc, amount in allocation["resources"].items()
+                    if amount
+                ]
+                while count < cap:
+                    repeat = cap - count
+                    for inv, amount in takes:
+                        repeat = min(repeat, max(math.floor((inv.limit - inv.used) / amount), 0))
+                    while repeat and any(inv.used + amount * repeat > inv.limit for inv, amount in takes):
+                        repeat -= 1
+                    if not repeat:
+                        break
+                    for inv, amount in takes:
+                        inv.used += amount * repeat
+                    count += repeat
+                if count >= cap:
+                    break
+        finally:
+            for (uuid, rc), used in saved.items():
+                inventories[uuid].inventories[rc].used = used
+        return count
+
+    def reason(self, request: Request) -> str:
+        """Why the request has no candidate on this tree, with templated provider names."""
+        # Totals first: a request asking more of a class than the tree has free in all its providers
+        # together is explained without searching combinations (which grow as providers ** groups).
+        for rc, amount in totals(request).items():
+            having = [p for p in self.fleet.order if rc in p.inventories]
+            free = sum(p.inventories[rc].free for p in having)
+            if having and amount > free:
+                return totals_words(amount, rc, free, having)
+        try:
+            report = explaining.explain(
+                self.fleet, dataclasses.replace(request, limit=None), [self.root], unknown=False
+            )
+        except RequestError as exc:
+            return str(exc)
+        if report.get("error"):
+            return report["error"]
+        return report["roots"][0]["reason"]
+
+
+class _Plan:
+    """One query on a structure's template: its candidates as ``((index, amount), ...)`` over the
+    structure's inventories, in the solver's order (``too_many`` when they are over the search budget,
+    ``refused`` for Placement's 400)."""
+
+    __slots__ = ("takes", "too_many", "refused", "_request", "_fleet", "_steps")
+
+    def __init__(self, structure: Structure, request: Request):
+        self.takes: list[tuple] = []
+        self.too_many = self.refused = False
+        tree = structure.tree
+        self._request = dataclasses.replace(request, limit=None)
+        self._fleet = tree.fleet
+        self._steps: int | None = None
+        index = structure.index
+        try:
+            result = answer(tree.fleet, self._request)
+        except RequestError:
+            self.refused = True
+            return
+        except TooCombinatorial:
+            self.too_many = True
+            return
+        for candidate in result["allocation_requests"]:
+            self.takes.append(
+                tuple(
+                    (index[uuid, rc], amount)
+                    for uuid, allocation in candidate["allocations"].items()
+                    for rc, amount in allocation["resources"].items()
+                    if amount
+                )
+            )
+
+    def steps(self) -> int | None:
+        """The steps the solver's roots-only search spends on the template (as a whole-fleet search spends
+        them on each tree, with no check of the totals first); None when it is refused."""
+        if self._steps is None:
+            budget = Budget()
+            try:
+                allocation_candidates(self._fleet, self._request, budget, roots_only=True)
+            except (RequestError, TooCombinatorial):
+                return None
+            self._steps = budget.used
+        return self._steps
+
+
+def _shared_part(candidates: list[tuple]) -> tuple[tuple, list[tuple]]:
+    """What every candidate takes alike (index and amount), and what each takes beyond it."""
+    shared = dict(candidates[0])
+    for takes in candidates[1:]:
+        mine = dict(takes)
+        shared = {k: a for k, a in shared.items() if mine.get(k) == a}
+        if not shared:
+            break
+    rest = [tuple((k, a) for k, a in takes if k not in shared) for takes in candidates]
+    return tuple(shared.items()), rest
+
+
+def _placed(rest: list[tuple], capacity: list[int], used: dict[int, int], cap: int) -> int:
+    """Copies placed one after another on the candidates' own parts, each on the first that still fits."""
+    count = 0
+    for takes in rest:
+        while count < cap:
+            repeat = cap - count
+            for k, amount in takes:
+                room = (capacity[k] - used[k]) // amount
+                if room < repeat:
+                    repeat = room
+            if repeat <= 0:
+                break
+            for k, amount in takes:
+                used[k] += amount * repeat
+            count += repeat
+        if count >= cap:
+            break
+    return count
+
+
+def _fitting(rest: list[tuple], capacity: list[int], used: dict[int, int]) -> int:
+    """How many candidates' own parts fit the usage."""
+    return sum(1 for takes in rest if all(used[k] + amount <= capacity[k] for k, amount in takes))
+
+
+class Structure:
+    """Hosts whose trees are equal but for usage: one template (no usage) and a usage row per host."""
+
+    templated = True
+
+    def __init__(self, fleet: Fleet, root: str, rows: list[int], usage: list[tuple]):
+        self._fleet, self._root = fleet, root
+        self.rows = rows  # positions of the hosts in the fleet's roots
+        self.usage = usage  # per host, the used amount of each inventory (tree order, classes sorted)
+        self._tree: Tree | None = None
+        self.inventories: list[Inventory] = []
+        self.index: dict[tuple[str, str], int] = {}
+        self.capacity: list[int] = []
+        self._free: dict[int, list[int]] = {}
+        self._sums: dict[tuple, list[int]] = {}
+        self._plans: dict[int, tuple[Request, _Plan]] = {}
+
+    @property
+    def tree(self) -> Tree:
+        """The template: the first host's tree, with its providers named by position and no usage."""
+        if self._tree is None:
+            self._tree = Tree(self._fleet, self._root, templated=True)
+            for provider in self._tree.fleet.order:
+                for rc in sorted(provider.inventories):
+                    inv = provider.inventories[rc]
+                    inv.used = 0
+                    self.index[provider.uuid, rc] = len(self.inventories)
+                    self.inventories.append(inv)
+            self.capacity = [inv.capacity for inv in self.inventories]
+        return self._tree
+
+    # -- usage ---------------------------------------------------------------------------------
+    def free(self, k: int) -> list[int]:
+        """Per host, the free units of inventory ``k`` (never below 0)."""
+        column = self._free.get(k)
+        if column is None:
+            self.tree  # noqa: B018 (sets the capacities)
+            capacity = self.capacity[k]
+            column = self._free[k] = [max(capacity - row[k], 0) for row in self.usage]
+        return column
+
+    def _free_sum(self, ks: tuple) -> list[int]:
+        column = self._sums.get(ks)
+        if column is None:
+            columns = [self.free(k) for k in ks]
+            column = self._sums[ks] = columns[0] if len(columns) == 1 else [sum(v) for v in zip(*columns)]  # noqa: B905
+        return column
+
+    @contextmanager
+    def at(self, host: int) -> Iterator[Tree]:
+        """The template with host ``host``'s usage put in place (taken back after)."""
+        for inv, used in zip(self.inventories, self.usage[host]):  # noqa: B905
+            inv.used = used
+        try:
+            yield self.tree
+        finally:
+            for inv in self.inventories:
+                inv.used = 0
+
+    # -- candidates ------------------------------------------------------------------------------
+    def plan(self, request: Request) -> _Plan:
+        found = self._plans.get(id(request))
+        if found is None or found[0] is not request:
+            found = self._plans[id(request)] = (request, _Plan(self, request))
+        return found[1]
+
+    def forget(self) -> None:
+        """Drop the plans of the requests asked so far (they belong to one flavor)."""
+        self._plans.clear()
+
+    def _by_host(self, candidates: list[tuple], cap: int, copies: bool) -> list[int]:
+        """Per host: with ``copies``, the copies placed one after another (at most ``cap``); else the
+        candidates that fit. The candidates' shared part gives a closed form per host (copies: its
+        ``min(free // amount)`` caps the count; candidates: it fits or none does); their own parts are
+        counted once per distinct usage of the inventories they take."""
+        shared, rest = _shared_part(candidates)
+        hosts = len(self.usage)
+        if shared:
+            columns = [self.free(k) for k, _a in shared]
+            amounts = [a for _k, a in shared]
+            if len(shared) == 1:
+                amount = amounts[0]
+                limits = [min(f // amount, cap) for f in columns[0]]
+            else:
+                limits = [
+                    min(cap, *(f // a for f, a in zip(frees, amounts)))  # noqa: B905
+                    for frees in zip(*columns)  # noqa: B905
+                ]
+        else:
+            limits = [cap] * hosts
+        own = sorted({k for takes in rest for k, _a in takes})
+        capacity = self.capacity
+        if not own:
+            value = _placed(rest, capacity, {}, cap) if copies else len(rest)
+            return [(min(value, limit) if copies else value) if limit > 0 else 0 for limit in limits]
+        getter = itemgetter(*own)
+        seen: dict = {}
+        found = []
+        for row, limit in zip(self.usage, limits):  # noqa: B905
+            if limit <= 0:
+                found.append(0)
+                continue
+            key = getter(row)
+            value = seen.get(key)
+            if value is None:
+                used = dict(zip(own, key)) if len(own) > 1 else {own[0]: key}  # noqa: B905
+                value = seen[key] = _placed(rest, capacity, used, cap) if copies else _fitting(rest, capacity, used)
+            found.append(min(value, limit) if copies else value)
+        return found
+
+    def counts(self, requests: list[Request], cap: int) -> list[int]:
+        """Per host, ``Tree.count(requests, cap)``."""
+        plans = [self.plan(request) for request in requests]
+        if any(plan.too_many for plan in plans):
+            found = []
+            for host in range(len(self.usage)):
+                with self.at(host) as tree:
+                    found.append(tree.count(requests, cap))
+            return found
+        candidates = [takes for plan in plans for takes in plan.takes]
+        if not candidates:
+            return [0] * len(self.usage)
+        return self._by_host(candidates, cap, copies=True)
+
+    def candidate_counts(self, request: Request) -> tuple[list[int], int] | None:
+        """Per host, how many candidates the solver gives for the request on that tree alone, and the
+        steps the template's search spent (at least what any host's search takes: usage only removes
+        providers from it); None when the template's search is refused (a 400, or over its budget)."""
+        plan = self.plan(request)
+        steps = None if plan.too_many or plan.refused else plan.steps()
+        if steps is None:
+            return None
+        if not plan.takes:
+            return [0] * len(self.usage), steps
+        return self._by_host(plan.takes, 1, copies=False), steps
+
+    def any_fits(self, request: Request, empty: bool) -> bool:
+        """Whether any host (or, with ``empty``, the template with no usage) gives the request a candidate."""
+        plan = self.plan(request)
+        if not plan.too_many:
+            return bool(plan.takes) and (empty or any(self._by_host(plan.takes, 1, copies=True)))
+        # Too many candidates to list on the template: one is looked for on each host.
+        if empty:
+            return _first(self.tree.fleet, request)
+        for host in range(len(self.usage)):
+            with self.at(host) as tree:
+                if _first(tree.fleet, request):
+                    return True
+        return False
+
+    # -- reasons ---------------------------------------------------------------------------------
+    def reasons(self, request: Request, hosts: list[int]) -> dict[int, str]:
+        """Per host (of ``hosts``, which have no candidate), ``Tree.reason(request)`` at its usage."""
+        found: dict[int, str] = {}
+        left = hosts
+        providers = self.tree.fleet.order
+        for rc, amount in totals(request).items():
+            having = [p for p in providers if rc in p.inventories]
+            if not having or not left:
+                continue
+            sums = self._free_sum(tuple(self.index[p.uuid, rc] for p in having))
+            kept = []
+            for host in left:
+                free = sums[host]
+                if amount > free:
+                    found[host] = totals_words(amount, rc, free, having)
+                else:
+                    kept.append(host)
+            left = kept
+        if not left:
+            return found
+        for check in explaining.checks_before_search(self.tree.fleet, request, self.tree.root):
+            if isinstance(check, str):
+                found.update(dict.fromkeys(left, check))
+                return found
+            label, rc, amount, having = check
+            # A provider of the class has room when the amount is within its units and step, and
+            # used + amount <= capacity (an integer, so the same as Placement's float limit).
+            room = [
+                (self.index[p.uuid, rc], self.capacity[self.index[p.uuid, rc]] - amount)
+                for p in having
+                if p.inventories[rc].min_unit <= amount <= p.inventories[rc].max_unit
+                and amount % p.inventories[rc].step_size == 0
+            ]
+            usage = self.usage
+            kept = []
+            for host in left:
+                row = usage[host]
+                if any(row[k] <= most for k, most in room):
+                    kept.append(host)
+                    continue
+                with self.at(host):
+                    found[host] = explaining.room_words(label, rc, amount, having)
+            left = kept
+            if not left:
+                return found
+        # The search itself. What it finds depends on usage only through comparisons of used + t with an
+        # inventory's capacity, t being at most what the request asks of that class in all: hosts whose
+        # free units, capped at that, are the same get the same sentence, found once.
+        wanted = totals(request)
+        capacity = self.capacity
+        bounds = [(k, capacity[k], wanted[rc]) for (_uuid, rc), k in self.index.items() if rc in wanted]
+        usage = self.usage
+        seen: dict[tuple, str] = {}
+        for host in left:
+            row = usage[host]
+            key = tuple([max(min(most - row[k], asked), -1) for k, most, asked in bounds])
+            sentence = seen.get(key)
+            if sentence is None:
+                with self.at(host) as tree:
+                    sentence = seen[key] = tree.reason(request)
+            found[host] = sentence
+        return found
+
+
+def _first(fleet: Fleet, request: Request) -> bool:
+    try:
+        return bool(answer(fleet, dataclasses.replace(request, limit=1))["allocation_requests"])
+    except RequestError:
+        return False
+
+
+class Alone:
+    """A host asked on its own tree (one that shares providers with other trees, or every host when
+    structures are not used): the same questions as ``Structure``, each a search on that tree."""
+
+    templated = False
+
+    def __init__(self, fleet: Fleet, root: str, row: int):
+        self._fleet, self._root = fleet, root
+        self.rows = [row]
+        self._tree: Tree | None = None
+
+    @property
+    def tree(self) -> Tree:
+        if self._tree is None:
+            self._tree = Tree(self._fleet, self._root, templated=False)
+        return self._tree
+
+    def forget(self) -> None:
+        """Nothing is kept between flavors."""
+
+    def counts(self, requests: list[Request], cap: int) -> list[int]:
+        return [self.tree.count(requests, cap)]
+
+    def candidate_counts(self, request: Request) -> tuple[list[int], int] | None:
+        budget = Budget()
+        try:
+            unlimited = dataclasses.replace(request, limit=None)
+            got = allocation_candidates(self.tree.fleet, unlimited, budget, roots_only=True)
+        except (RequestError, TooCombinatorial):
+            return None
+        return [got["candidates"]], budget.used
+
+    def any_fits(self, request: Request, empty: bool) -> bool:
+        return _first((self.tree.empty() if empty else self.tree).fleet, request)
+
+    def reasons(self, request: Request, hosts: list[int]) -> dict[int, str]:
+        return dict.fromkeys(hosts, self.tree.reason(request))
