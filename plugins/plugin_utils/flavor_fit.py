@@ -30,7 +30,6 @@ How each part is computed:
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -50,6 +49,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.host_trees import 
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_traits
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import asks
 
 REASON_CODES = (
     "unknown_trait",
@@ -67,7 +67,6 @@ REASON_CODES = (
 )
 GENERAL_CLASSES = frozenset({"VCPU", "PCPU", "MEMORY_MB", "DISK_GB"})
 _LIMIT_NAME = "max_placement_results"
-_PLACE = re.compile("\x00([0-9]+)\x00")
 
 
 class FitOptionError(AccelError):
@@ -179,8 +178,8 @@ class FlavorFit:
         # (see ``_roots_by_shape``).
         self.roots_by_shape = roots_by_shape and self.by_shape
         self._empty: Fleet | None = None
-        self._names_of_trees: list[list[str]] | None = None
         self._max_free: dict[int, dict[str, int]] = {}
+        self._positions: list[list[int]] | None = None
 
     # -- trees -------------------------------------------------------------------------------------
     def _key(self, root: str) -> tuple[tuple | None, tuple | None]:
@@ -209,13 +208,6 @@ class FlavorFit:
             used += [i.used for _rc, i in inventories]
         return tuple(key), tuple(used)
 
-    def _tree_names(self) -> list[list[str]]:
-        """Per root (fleet order), the names of its tree's providers, in tree order."""
-        if self._names_of_trees is None:
-            trees = self.fleet.trees
-            self._names_of_trees = [[p.name for p in trees[root.uuid]] for root in self.fleet.roots]
-        return self._names_of_trees
-
     def _empty_fleet(self) -> Fleet:
         if self._empty is None:
             providers = [copy_provider(p, p.name) for p in self.fleet.order]
@@ -228,7 +220,16 @@ class FlavorFit:
     def _most(self, fleet: Fleet) -> dict[str, int]:
         found = self._max_free.get(id(fleet))
         if found is None:
-            found = self._max_free[id(fleet)] = max_free(fleet)
+            if fleet is self.fleet and self.by_shape:
+                # Every tree is a structure's host: the most each has free is in its usage rows.
+                found = {}
+                for unit in self.units:
+                    for rc, free in unit.most_free().items():
+                        if free > found.get(rc, -1):
+                            found[rc] = free
+            else:
+                found = max_free(fleet)
+            self._max_free[id(fleet)] = found
         return found
 
     # -- Nova's queries ---------------------------------------------------------------------------
@@ -250,8 +251,11 @@ class FlavorFit:
         has one, in any order (only the set is used). None (ask the whole fleet) when a name is unknown
         (the 400 and its wording are the whole fleet's), with ``in_tree`` (it names one host), when no
         tree can hold the totals (the whole fleet answers that without a search), when the candidates
-        exceed ``limit`` (which ones come first matters), or when the trees' searches together could
-        exceed the whole search's step budget (it would refuse)."""
+        of a request with suffixed groups exceed ``limit`` (which come first follows the group with the
+        fewest hosts), or when the trees' searches together could exceed the whole search's step budget
+        (it would refuse). With the unsuffixed group alone, the roots come in fleet order, each with all
+        its candidates, so the answer under ``limit`` is the first hosts that have one, until ``limit``
+        candidates are counted."""
         fleet = self.fleet
         if any(g.in_tree is not None for g in request.groups.values()):
             return None
@@ -263,7 +267,7 @@ class FlavorFit:
                 check_group_names(fleet, group)
         except RequestError:
             return None
-        has = [False] * len(self.shape_of)
+        per_root = [0] * len(self.shape_of)
         candidates = steps = 0
         for unit in self.units:
             found = unit.candidate_counts(request)
@@ -273,10 +277,62 @@ class FlavorFit:
             steps += spent * len(unit.rows)
             for row, count in zip(unit.rows, counts):  # noqa: B905
                 candidates += count
-                has[row] = count > 0
-        if (request.limit is not None and candidates > request.limit) or steps > Budget().steps:
+                per_root[row] = count
+        if steps > Budget().steps:
             return None
-        return [root.uuid for root, found in zip(fleet.roots, has) if found]  # noqa: B905
+        limit = request.limit
+        if limit is None or candidates <= limit:
+            return [root.uuid for root, count in zip(fleet.roots, per_root) if count]  # noqa: B905
+        if limit < 1:
+            return None
+        walk = self._anchor_order(request, per_root)
+        if walk is None:
+            return None
+        roots = []
+        for row in walk:
+            roots.append(fleet.roots[row].uuid)
+            limit -= per_root[row]
+            if limit <= 0:
+                break
+        return roots
+
+    def _anchor_order(self, request: Request, per_root: list[int]) -> list[int] | None:
+        """The hosts with candidates in the order the solver gives their candidates (all of a host's
+        together), or None where a host's candidates need a group the order does not see.
+
+        With the unsuffixed group alone, fleet order. With suffixed groups, the group with the fewest
+        hosts that can serve it alone (the first such in the request) leads, and hosts come in the fleet
+        order of their first provider that serves it."""
+        suffixed = [group for suffix, group in request.groups.items() if suffix]
+        if not suffixed:
+            return [row for row, count in enumerate(per_root) if count]
+        firsts: dict[tuple, list[int | None]] = {}
+        served: dict[tuple, int] = {}
+        for group in suffixed:
+            key = asks(group)
+            if key in firsts:
+                continue
+            found: list[int | None] = [None] * len(per_root)
+            for unit in self.units:
+                for row, first in zip(unit.rows, unit.first_providers(request, group)):  # noqa: B905
+                    found[row] = first
+            firsts[key] = found
+            served[key] = len(found) - found.count(None)
+        lead = firsts[asks(min(suffixed, key=lambda group: served[asks(group)]))]
+        if self._positions is None:
+            # Per root, the fleet positions of its tree's providers (in tree order).
+            position, trees = self.fleet.position, self.fleet.trees
+            self._positions = [[position[p.uuid] for p in trees[root.uuid]] for root in self.fleet.roots]
+        positions = self._positions
+        order = []
+        for row, count in enumerate(per_root):
+            if count:
+                first = lead[row]
+                if first is None:
+                    return None
+                order.append((positions[row][first], row))
+        order.sort()
+        return [row for _position, row in order]
 
     # -- one flavor --------------------------------------------------------------------------------
     def check(self, flavor) -> dict:
@@ -290,7 +346,7 @@ class FlavorFit:
             "message": "",
             "queries": [],
             "hosts": [],
-            "max_instances": dict.fromkeys(self.names, 0),
+            "max_instances": None,  # every host, 0 unless counted (set once, where the report is settled)
             "fleet_max_instances": 0,
             "why_not": {},
             "reason": None,
@@ -331,11 +387,13 @@ class FlavorFit:
         if merged["outcome"] == "rejected_by_placement":
             error = next((a for s, a in answers if s == 400), merged.get("message") or "")
             report["reason"] = self._rejected(str(error))
-            report["why_not"] = {n: f"Placement answers 400: {error}" for n in report["max_instances"]}
+            report["max_instances"] = dict.fromkeys(self.names, 0)
+            report["why_not"] = {n: f"Placement answers 400: {error}" for n in self.names}
             return report
         if merged["outcome"] == "scheduler_error":
             report["reason"] = {"code": "scheduler_error", "detail": report["message"], "did_you_mean": []}
-            report["why_not"] = {n: report["message"] for n in report["max_instances"]}
+            report["max_instances"] = dict.fromkeys(self.names, 0)
+            report["why_not"] = {n: report["message"] for n in self.names}
             return report
         root_names = self.root_names
         hosts = sorted({root_names[root] for root in merged.get("candidates") or [] if root in root_names})
@@ -357,7 +415,8 @@ class FlavorFit:
     def _refused(self, report: dict, message: str, did_you_mean: list) -> dict:
         report.update(outcome="invalid_flavor", status=None, message=message)
         report["reason"] = {"code": "invalid_flavor", "detail": message, "did_you_mean": list(did_you_mean)}
-        report["why_not"] = {n: f"Nova refuses the flavor: {message}" for n in report["max_instances"]}
+        report["max_instances"] = dict.fromkeys(self.names, 0)
+        report["why_not"] = {n: f"Nova refuses the flavor: {message}" for n in self.names}
         return report
 
     def _count_and_explain(self, report: dict, requests: list[Request], hosts: set[str]) -> None:
@@ -383,33 +442,19 @@ class FlavorFit:
                 for index in empty:
                     sentences[rows[index]] = "Nova asks Placement nothing it can answer"
                 continue
-            found = unit.reasons(requests[0], empty)
-            if unit.templated:
-                # A template's sentence names providers by position: each host gets its own names.
-                tree_names = self._tree_names()
-                split: dict[str, tuple] = {}
-                for index, sentence in found.items():
-                    parts = split.get(sentence)
-                    if parts is None:
-                        parts = _PLACE.split(sentence)
-                        parts = split[sentence] = (
-                            ("%s".join(part.replace("%", "%%") for part in parts[::2]), [int(i) for i in parts[1::2]])
-                            if len(parts) > 1
-                            else None
-                        )
-                    row = rows[index]
-                    if parts is not None:
-                        own = tree_names[row]
-                        sentence = parts[0] % tuple([own[i] for i in parts[1]])
-                    sentences[row] = sentence
-            else:
-                for index, sentence in found.items():
-                    sentences[rows[index]] = sentence
-        report["why_not"] = {
-            name: limited if sentence is None else sentence
-            for name, sentence in zip(names, sentences)  # noqa: B905
-            if name not in hosts
-        }
+            for index, sentence in unit.reasons(requests[0], empty).items():
+                sentences[rows[index]] = sentence
+        if hosts:
+            why_not = {
+                name: limited if sentence is None else sentence
+                for name, sentence in zip(names, sentences)  # noqa: B905
+                if name not in hosts
+            }
+        elif None in sentences:
+            why_not = dict(zip(names, [limited if sentence is None else sentence for sentence in sentences]))  # noqa: B905
+        else:
+            why_not = dict(zip(names, sentences))  # noqa: B905
+        report["why_not"] = why_not
         report["fleet_max_instances"] = sum(counts)
 
     # -- reasons -----------------------------------------------------------------------------------

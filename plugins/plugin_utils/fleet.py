@@ -168,7 +168,7 @@ def _known_names(value, owner: str, field: str, checked: dict) -> frozenset:
     return _names(value, f"provider {owner}: {field}")
 
 
-def _inventory_fields(record: Mapping, used, where: str) -> tuple:
+def _inventory_fields(record: Mapping, where: str) -> tuple:
     if not isinstance(record, Mapping) or "total" not in record:
         raise FleetError(f"{where}: an inventory needs at least 'total' (and may give {sorted(_INVENTORY_DEFAULTS)})")
     values = {**_INVENTORY_DEFAULTS, **{k: v for k, v in record.items() if v is not None}}
@@ -182,24 +182,26 @@ def _inventory_fields(record: Mapping, used, where: str) -> tuple:
         _int(values["max_unit"], f"{where}: max_unit", _MINIMUMS["max_unit"]),
         _int(values["step_size"], f"{where}: step_size", _MINIMUMS["step_size"]),
         float(ratio),
-        _int(used or 0, f"{where}: usage", _MINIMUMS["usage"]),
     )
 
 
 def _inventory(record: Mapping, used, owner: str, rc: str, checked: dict) -> Inventory:
     """One inventory record (with its usage) checked and read. ``checked`` remembers the fields of records
-    already read, keyed by their items, usage and the types of both (so ``True`` is never taken for ``1``):
-    a fleet of many equal hosts checks each distinct inventory once."""
+    already read, keyed by their items and the types of their values (so ``True`` is never taken for
+    ``1``): a fleet of many equal hosts checks each distinct inventory once, and each usage on its own."""
     try:
-        key = (tuple(record.items()), used, tuple(map(type, record.values())), type(used))
+        key = (tuple(record.items()), tuple(map(type, record.values())))
         fields = checked.get(key)
     except (AttributeError, TypeError):  # not a mapping, or a value that cannot be a key: read it plainly
         key, fields = None, None
     if fields is None:
-        fields = _inventory_fields(record, used, f"provider {owner} inventory {rc}")
+        fields = _inventory_fields(record, f"provider {owner} inventory {rc}")
         if key is not None:
             checked[key] = fields
-    return Inventory(*fields)
+    used = used or 0
+    if type(used) is not int or used < 0 or used > _LARGEST:
+        used = _int(used, f"provider {owner} inventory {rc}: usage", _MINIMUMS["usage"])
+    return Inventory(*fields, used)
 
 
 class Fleet:

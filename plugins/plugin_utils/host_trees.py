@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from operator import itemgetter
@@ -44,7 +45,16 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allocation_candidates
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_resource_classes, check_traits
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
+    NoCandidates,
+    anchor_roots,
+    check_resource_classes,
+    check_traits,
+)
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import suffixed_rows
+
+# A template names its providers by position: "\x00N\x00".
+_PLACE = re.compile("\x00([0-9]+)\x00")
 
 
 def copy_provider(provider: Provider, name: str) -> Provider:
@@ -129,11 +139,11 @@ def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, r
     return {"roots": [], "candidates": 0} if roots_only else {"allocation_requests": [], "provider_summaries": {}}
 
 
-def totals_words(amount: int, rc: str, free: int, having: list[Provider]) -> str:
+def totals_words(amount: int, rc: str, free: int, names: list[str], count: int) -> str:
+    """The totals sentence: ``names`` are those of the first four of the ``count`` providers of ``rc``."""
     return (
         f"the flavor asks {amount} {rc} in total; this host has {free} free over "
-        f"{len(having)} provider(s) ({', '.join(p.name for p in having[:4])}"
-        f"{', ...' if len(having) > 4 else ''})"
+        f"{count} provider(s) ({', '.join(names)}{', ...' if count > 4 else ''})"
     )
 
 
@@ -216,7 +226,7 @@ class Tree:
             having = [p for p in self.fleet.order if rc in p.inventories]
             free = sum(p.inventories[rc].free for p in having)
             if having and amount > free:
-                return totals_words(amount, rc, free, having)
+                return totals_words(amount, rc, free, [p.name for p in having[:4]], len(having))
         try:
             report = explaining.explain(
                 self.fleet, dataclasses.replace(request, limit=None), [self.root], unknown=False
@@ -327,6 +337,10 @@ class Structure:
         self._free: dict[int, list[int]] = {}
         self._sums: dict[tuple, list[int]] = {}
         self._plans: dict[int, tuple[Request, _Plan]] = {}
+        self._host_names: dict[int, list[str]] = {}
+        self._split: dict[str, tuple] = {}
+        self._quotients: dict[tuple[int, int], list[int]] = {}
+        self._usages: dict[tuple, list] = {}
 
     @property
     def tree(self) -> Tree:
@@ -352,12 +366,32 @@ class Structure:
             column = self._free[k] = [max(capacity - row[k], 0) for row in self.usage]
         return column
 
+    def _copies(self, k: int, amount: int) -> list[int]:
+        """Per host, how many times ``amount`` fits in the free units of inventory ``k``."""
+        column = self._quotients.get((k, amount))
+        if column is None:
+            column = self._quotients[k, amount] = [free // amount for free in self.free(k)]
+        return column
+
+    def _most_copies(self, shared: tuple) -> int:
+        """The most copies the shared part allows on any host (with no usage: the template's)."""
+        return min(self.capacity[k] // amount for k, amount in shared)
+
     def _free_sum(self, ks: tuple) -> list[int]:
         column = self._sums.get(ks)
         if column is None:
             columns = [self.free(k) for k in ks]
             column = self._sums[ks] = columns[0] if len(columns) == 1 else [sum(v) for v in zip(*columns)]  # noqa: B905
         return column
+
+    def most_free(self) -> dict[str, int]:
+        """Per resource class, the most free units any host has over its providers of the class."""
+        providers = self.tree.fleet.order
+        found = {}
+        for rc in sorted({rc for p in providers for rc in p.inventories}):
+            column = self._free_sum(tuple(self.index[p.uuid, rc] for p in providers if rc in p.inventories))
+            found[rc] = max(column)
+        return found
 
     @contextmanager
     def at(self, host: int) -> Iterator[Tree]:
@@ -378,8 +412,9 @@ class Structure:
         return found[1]
 
     def forget(self) -> None:
-        """Drop the plans of the requests asked so far (they belong to one flavor)."""
+        """Drop the plans and sentences of the requests asked so far (they belong to one flavor)."""
         self._plans.clear()
+        self._split.clear()
 
     def _by_host(self, candidates: list[tuple], cap: int, copies: bool) -> list[int]:
         """Per host: with ``copies``, the copies placed one after another (at most ``cap``); else the
@@ -387,39 +422,33 @@ class Structure:
         ``min(free // amount)`` caps the count; candidates: it fits or none does); their own parts are
         counted once per distinct usage of the inventories they take."""
         shared, rest = _shared_part(candidates)
-        hosts = len(self.usage)
         if shared:
-            columns = [self.free(k) for k, _a in shared]
-            amounts = [a for _k, a in shared]
-            if len(shared) == 1:
-                amount = amounts[0]
-                limits = [min(f // amount, cap) for f in columns[0]]
-            else:
-                limits = [
-                    min(cap, *(f // a for f, a in zip(frees, amounts)))  # noqa: B905
-                    for frees in zip(*columns)  # noqa: B905
-                ]
+            columns = [self._copies(k, amount) for k, amount in shared]
+            limits = columns[0] if len(columns) == 1 else list(map(min, *columns))
+            if cap < self._most_copies(shared):
+                limits = [min(limit, cap) for limit in limits]
         else:
-            limits = [cap] * hosts
+            limits = [cap] * len(self.usage)
         own = sorted({k for takes in rest for k, _a in takes})
         capacity = self.capacity
         if not own:
             value = _placed(rest, capacity, {}, cap) if copies else len(rest)
             return [(min(value, limit) if copies else value) if limit > 0 else 0 for limit in limits]
-        getter = itemgetter(*own)
-        seen: dict = {}
-        found = []
-        for row, limit in zip(self.usage, limits):  # noqa: B905
-            if limit <= 0:
-                found.append(0)
-                continue
-            key = getter(row)
-            value = seen.get(key)
-            if value is None:
-                used = dict(zip(own, key)) if len(own) > 1 else {own[0]: key}  # noqa: B905
-                value = seen[key] = _placed(rest, capacity, used, cap) if copies else _fitting(rest, capacity, used)
-            found.append(min(value, limit) if copies else value)
-        return found
+        keys = self._usage_of(tuple(own))
+        values = {}
+        for key in {key for key, limit in zip(keys, limits) if limit > 0}:  # noqa: B905
+            used = dict(zip(own, key)) if len(own) > 1 else {own[0]: key}  # noqa: B905
+            values[key] = _placed(rest, capacity, used, cap) if copies else _fitting(rest, capacity, used)
+        if copies:
+            return [min(values[key], limit) if limit > 0 else 0 for key, limit in zip(keys, limits)]  # noqa: B905
+        return [values[key] if limit > 0 else 0 for key, limit in zip(keys, limits)]  # noqa: B905
+
+    def _usage_of(self, ks: tuple) -> list:
+        """Per host, the used amounts of inventories ``ks`` (one value for one inventory)."""
+        column = self._usages.get(ks)
+        if column is None:
+            column = self._usages[ks] = list(map(itemgetter(*ks), self.usage))
+        return column
 
     def counts(self, requests: list[Request], cap: int) -> list[int]:
         """Per host, ``Tree.count(requests, cap)``."""
@@ -447,6 +476,38 @@ class Structure:
             return [0] * len(self.usage), steps
         return self._by_host(plan.takes, 1, copies=False), steps
 
+    def first_providers(self, request: Request, group) -> list[int | None]:
+        """Per host, the tree position of the first provider that alone serves the suffixed ``group`` of
+        ``request`` at the host's usage (None when none does, or the root may not anchor the request)."""
+        tree = self.tree
+        hosts = len(self.usage)
+        try:
+            rows = suffixed_rows(tree.fleet, group, anchor_roots(tree.fleet, request))
+        except (NoCandidates, RequestError):
+            return [None] * hosts
+        providers = rows.get(tree.root)
+        if not providers:
+            return [None] * hosts
+        # They serve it with no usage: at a host's usage, the first whose every class still has room.
+        position = {p.uuid: i for i, p in enumerate(tree.fleet.order)}
+        capacity, index = self.capacity, self.index
+        checks = [
+            (
+                position[p.uuid],
+                [(index[p.uuid, rc], capacity[index[p.uuid, rc]] - n) for rc, n in group.resources.items()],
+            )
+            for p in providers
+        ]
+        own = sorted({k for _i, room in checks for k, _most in room})
+        if not own:
+            return [checks[0][0]] * hosts
+        keys = self._usage_of(tuple(own))
+        firsts = {}
+        for key in set(keys):
+            used = dict(zip(own, key)) if len(own) > 1 else {own[0]: key}  # noqa: B905
+            firsts[key] = next((i for i, room in checks if all(used[k] <= most for k, most in room)), None)
+        return [firsts[key] for key in keys]
+
     def any_fits(self, request: Request, empty: bool) -> bool:
         """Whether any host (or, with ``empty``, the template with no usage) gives the request a candidate."""
         plan = self.plan(request)
@@ -463,7 +524,8 @@ class Structure:
 
     # -- reasons ---------------------------------------------------------------------------------
     def reasons(self, request: Request, hosts: list[int]) -> dict[int, str]:
-        """Per host (of ``hosts``, which have no candidate), ``Tree.reason(request)`` at its usage."""
+        """Per host (of ``hosts``, which have no candidate), ``Tree.reason(request)`` at its usage, in the
+        host's own provider names."""
         found: dict[int, str] = {}
         left = hosts
         providers = self.tree.fleet.order
@@ -472,11 +534,13 @@ class Structure:
             if not having or not left:
                 continue
             sums = self._free_sum(tuple(self.index[p.uuid, rc] for p in having))
+            places = [int(p.name.strip("\x00")) for p in having[:4]]
             kept = []
             for host in left:
                 free = sums[host]
                 if amount > free:
-                    found[host] = totals_words(amount, rc, free, having)
+                    names = self._names(host)
+                    found[host] = totals_words(amount, rc, free, [names[i] for i in places], len(having))
                 else:
                     kept.append(host)
             left = kept
@@ -484,7 +548,11 @@ class Structure:
             return found
         for check in explaining.checks_before_search(self.tree.fleet, request, self.tree.root):
             if isinstance(check, str):
-                found.update(dict.fromkeys(left, check))
+                if "\x00" in check:
+                    for host in left:
+                        found[host] = self._filled(check, host)
+                else:
+                    found.update(dict.fromkeys(left, check))
                 return found
             label, rc, amount, having = check
             # A provider of the class has room when the amount is within its units and step, and
@@ -496,14 +564,18 @@ class Structure:
                 and amount % p.inventories[rc].step_size == 0
             ]
             usage = self.usage
+            if len(room) == 1:
+                ((k, most),) = room
+                fits = [usage[host][k] <= most for host in left]
+            else:
+                fits = [any(usage[host][k] <= most for k, most in room) for host in left]
             kept = []
-            for host in left:
-                row = usage[host]
-                if any(row[k] <= most for k, most in room):
+            for host, fit in zip(left, fits):  # noqa: B905
+                if fit:
                     kept.append(host)
                     continue
                 with self.at(host):
-                    found[host] = explaining.room_words(label, rc, amount, having)
+                    found[host] = self._filled(explaining.room_words(label, rc, amount, having), host)
             left = kept
             if not left:
                 return found
@@ -522,8 +594,31 @@ class Structure:
             if sentence is None:
                 with self.at(host) as tree:
                     sentence = seen[key] = tree.reason(request)
-            found[host] = sentence
+            found[host] = self._filled(sentence, host)
         return found
+
+    def _names(self, host: int) -> list[str]:
+        """The host's own provider names, in tree order (the template's positions)."""
+        names = self._host_names.get(host)
+        if names is None:
+            root = self._fleet.roots[self.rows[host]].uuid
+            names = self._host_names[host] = [p.name for p in self._fleet.trees[root]]
+        return names
+
+    def _filled(self, sentence: str, host: int) -> str:
+        """A template's sentence with the host's own provider names in place of positions."""
+        parts = self._split.get(sentence)
+        if parts is None:
+            pieces = _PLACE.split(sentence)
+            parts = self._split[sentence] = (
+                ("%s".join(piece.replace("%", "%%") for piece in pieces[::2]), [int(i) for i in pieces[1::2]])
+                if len(pieces) > 1
+                else ()
+            )
+        if not parts:
+            return sentence
+        names = self._names(host)
+        return parts[0] % tuple([names[i] for i in parts[1]])
 
 
 def _first(fleet: Fleet, request: Request) -> bool:

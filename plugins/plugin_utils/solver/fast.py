@@ -159,6 +159,28 @@ def _having(fleet: Fleet, any_of) -> set[str] | frozenset[str]:
     return fleet.with_trait(any_of)
 
 
+def asks(group: RequestGroup) -> tuple:
+    """All a suffixed group's rows depend on, as a key: groups with equal keys have equal rows."""
+    return (
+        tuple(group.resources.items()),
+        tuple(group.required),
+        group.forbidden,
+        tuple(group.member_of),
+        group.forbidden_aggregates,
+        group.in_tree,
+    )
+
+
+def suffixed_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> dict[str, list[Provider]]:
+    """Per anchor root, the providers that alone serve a suffixed group, in fleet order; the anchors come
+    in the order of their first such provider, which is the order candidates come out in when this group
+    has the fewest anchors. Empty when no provider does."""
+    try:
+        return _single_rows(fleet, group, anchors)
+    except NoCandidates:
+        return {}
+
+
 def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) -> dict[str, list[Provider]]:
     """A suffixed group: per anchor, the providers that can give everything and match themselves."""
     members, tree_root = checked(fleet, group)
@@ -231,16 +253,19 @@ def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_o
     without building the candidates or the provider summaries (the budget is spent the same way)."""
     budget = budget or Budget()
     anchors = anchor_roots(fleet, request)
-    parts = [
-        (
-            suffix,
-            group,
-            _single_rows(fleet, group, anchors)
-            if group.use_same_provider
-            else _TreeRows(fleet, group, anchors, budget),
-        )
-        for suffix, group in request.groups.items()
-    ]
+    parts = []
+    # Suffixed groups that ask the same (a flavor's N devices of one alias) share their rows, which are
+    # only read: the fleet is walked once for all of them.
+    rows_of: dict[tuple, dict[str, list[Provider]]] = {}
+    for suffix, group in request.groups.items():
+        if not group.use_same_provider:
+            parts.append((suffix, group, _TreeRows(fleet, group, anchors, budget)))
+            continue
+        key = asks(group)
+        rows = rows_of.get(key)
+        if rows is None:
+            rows = rows_of[key] = _single_rows(fleet, group, anchors)
+        parts.append((suffix, group, rows))
     singles = [rows for _suffix, _group, rows in parts if not isinstance(rows, _TreeRows)]
     trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
     order = _anchor_order(singles, trees)
