@@ -195,10 +195,18 @@ def cpu_set_problem(spec: str, largest: int = MAX_HOST_CPUS - 1) -> str | None:
 # -- discovery facts --------------------------------------------------------------------------------
 def host_facts(facts, where: str) -> dict:
     """Discovery facts (from the discover stage or a fact cache) as plain data, the fields the controller
-    computes with checked: ``accel_numa_nodes`` (ids, CPU lists, memory) and ``accel_pci_devices``."""
+    computes with checked: ``accel_numa_nodes`` (ids, CPU lists, memory), ``accel_pci_devices`` and the
+    scalar facts' types (``accel_iommu_enabled`` decides whether the host offers any device)."""
     data = plain(facts, where)
     if not isinstance(data, Mapping):
         raise InputError(f"{where} is {kind_of(data)}; give the host's accel_* discovery facts (a mapping)")
+    for key, kinds, words in (
+        ("accel_cpu_vendor", str, "a string"),
+        ("accel_kernel_cmdline", str, "a string"),
+        ("accel_iommu_enabled", bool, "true or false"),
+    ):
+        if data.get(key) is not None and not isinstance(data[key], kinds):
+            raise InputError(f"{where}: {key} is {kind_of(data[key])} ({shown(data[key])}); expected {words}")
     nodes = data.get("accel_numa_nodes")
     if nodes is not None:
         if not isinstance(nodes, list):
@@ -247,16 +255,14 @@ def host_facts(facts, where: str) -> dict:
 
 def discovery_entry(facts, where: str) -> dict:
     """One host's discovery facts as the fleet inventory keeps them (from a fact cache or its own cache):
-    the checks of :func:`host_facts` plus the scalar facts' types."""
+    the checks of :func:`host_facts` plus the IOMMU groups."""
     data = host_facts(facts, where)
-    for key, kinds, words in (
-        ("accel_cpu_vendor", str, "a string"),
-        ("accel_kernel_cmdline", str, "a string"),
-        ("accel_iommu_enabled", bool, "true or false"),
-        ("accel_iommu_groups", Mapping, "a mapping of group numbers to addresses"),
-    ):
-        if data.get(key) is not None and not isinstance(data[key], kinds):
-            raise InputError(f"{where}: {key} is {kind_of(data[key])} ({shown(data[key])}); expected {words}")
+    groups = data.get("accel_iommu_groups")
+    if groups is not None and not isinstance(groups, Mapping):
+        raise InputError(
+            f"{where}: accel_iommu_groups is {kind_of(groups)} ({shown(groups)}); "
+            "expected a mapping of group numbers to addresses"
+        )
     for group, members in (data.get("accel_iommu_groups") or {}).items():
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
             raise InputError(f"{where}: accel_iommu_groups[{shown(group)}] is {kind_of(members)}; expected addresses")

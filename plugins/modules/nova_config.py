@@ -49,6 +49,10 @@ options:
         description:
           - The host's discovery facts (RV(accel.openstack.pci_facts#module:ansible_facts.accel_pci_devices),
             RV(accel.openstack.pci_facts#module:ansible_facts.accel_numa_nodes), ...).
+          - With RV(accel.openstack.pci_facts#module:ansible_facts.accel_iommu_enabled) false the host offers no
+            device (no device reaches a VM without the IOMMU) and a warning says how to turn the IOMMU on, from
+            RV(accel.openstack.pci_facts#module:ansible_facts.accel_cpu_vendor) and
+            RV(accel.openstack.pci_facts#module:ansible_facts.accel_kernel_cmdline) when given.
         type: dict
         required: true
       hypervisor_hostname:
@@ -235,7 +239,8 @@ kolla_command:
   type: str
   sample: kolla-ansible reconfigure -i multinode -t nova --limit gpu-01,gpu-02
 policy_warnings:
-  description: Policy entries that match no device, devices not yet on vfio-pci, and the like.
+  description: Policy entries that match no device, devices not yet on vfio-pci, devices not offered because
+    their host's IOMMU is off, and the like.
   returned: always
   type: list
   elements: str

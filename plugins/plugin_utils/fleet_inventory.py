@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import IOMMU_KERNEL_ARGS
 from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdline import KernelArg, parse_cmdline
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import (
@@ -41,8 +42,6 @@ VFIO_DRIVER = "vfio-pci"
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 # The compute node's own classes: every host has them, so they make no group by default.
 COMPUTE_RESOURCE_CLASSES = ("VCPU", "PCPU", "MEMORY_MB", "DISK_GB", "MEM_ENCRYPTION_CONTEXT")
-# What the prepare stage (role host_passthrough, host_passthrough_iommu_args) puts on the command line.
-IOMMU_KERNEL_ARGS = {"intel": ["intel_iommu=on", "iommu=pt"], "amd": ["iommu=pt"], "other": []}
 MODEL_NAMES = ("ids", "names")
 FACT_KEYS = (
     "accel_pci_devices",

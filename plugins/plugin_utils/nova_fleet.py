@@ -100,9 +100,10 @@ def _device_type(device: Mapping) -> str:
     return "type-PCI"
 
 
-def pci_pools(hostname: str, facts: Mapping, policy) -> list[dict]:
-    """The PCI device pools nova-compute reports for the host (what PciPassthroughFilter reads)."""
-    selection = select(hostname, dict(facts), policy, False)
+def pci_pools(hostname: str, facts: Mapping, policy, withhold_without_iommu: bool = True) -> list[dict]:
+    """The PCI device pools nova-compute reports for the host (what PciPassthroughFilter reads); none
+    from a host whose IOMMU is off unless ``withhold_without_iommu`` is false (a deployed config)."""
+    selection = select(hostname, dict(facts), policy, False, withhold_without_iommu)
     counts: dict[tuple, int] = {}
     for item in selection.passthrough:
         for device in item.devices:

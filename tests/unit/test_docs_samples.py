@@ -10,6 +10,7 @@ import yaml
 
 from ansible_collections.accel.openstack.plugins.filter.nova import FilterModule as NovaFilters
 from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import HostInput, Options, render_fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import flavor_table, validate_flavors
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
 from tests.support.fake_sysfs import build_root
@@ -60,6 +61,29 @@ def test_the_validation_table_in_docs_is_what_the_validate_stage_prints(tmp_path
         return "\n".join(flavor_table(result)) + "\n"
 
     _check_sample("validation.md", compute)
+
+
+def _check_output(doc: str, about: str, wanted: str) -> None:
+    """An output-only sample: the block whose marker names ``about``."""
+    path = os.path.join(REPO, "docs", doc)
+    with open(path) as handle:
+        text = handle.read()
+    (block,) = [m for m in SAMPLE.finditer(text) if m.group(2) == "output" and about in m.group(0).split("\n")[0]]
+    if os.environ.get("ACCEL_WRITE_DOCS") == "1":
+        with open(path, "w") as handle:
+            handle.write(text[: block.start(3)] + wanted + text[block.end(3) :])
+        return
+    assert block.group(3) == wanted, f"{doc}: the sample differs from a real run:\n{wanted}"
+
+
+def test_the_iommu_off_warning_in_docs_is_what_the_nova_config_stage_says(tmp_path):
+    hosts = _load("inventories/demo/hosts.yml")["all"]["children"]["compute"]["hosts"]
+    facts = discover(build_root(hosts["legacy-01"]["accel_profile"], str(tmp_path / "legacy-01")))[0]
+    policy = _load("inventories/demo/group_vars/all/device_policy.yml")["accel_device_policy"]
+    options = Options(report_in_placement=True, pci_in_placement=True)  # as inventories/demo sets them
+    rendering = render_fleet([HostInput(name="legacy-01", facts=facts)], policy, options)
+    (warning,) = [w for w in rendering.warnings if w.startswith("legacy-01:")]
+    _check_output("nova-config.md", "legacy-01", warning + "\n")
 
 
 def test_the_keys_docs_give_for_nova_request_details_are_the_ones_it_returns():

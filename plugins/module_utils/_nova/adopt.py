@@ -176,10 +176,12 @@ class _Adoption:
                 continue
             vendor, product = ids
             if "address" not in spec:
+                # a host whose IOMMU is off gets no device from the policy either (selection withholds them)
                 others = [
                     h
                     for h in sorted(set(self.configs) - set(hosts))
-                    if any(
+                    if (self.facts.get(h) or {}).get("accel_iommu_enabled") is not False
+                    and any(
                         d.get("vendor_id") == vendor and d.get("product_id") == product
                         for d in host_devices(self.facts.get(h) or {})
                     )

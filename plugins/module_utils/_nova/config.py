@@ -19,7 +19,11 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.inventory i
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
-from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import HostSelection, select
+from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import (
+    HostSelection,
+    PassthroughSelection,
+    select,
+)
 
 LAYOUTS = ("kolla", "nova_conf_d")
 # Nova 34's default [filter_scheduler] enabled_filters; PciPassthroughFilter is appended.
@@ -170,7 +174,9 @@ def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]
     seen_types: dict[int, set[str]] = {}
     vgpu_vf: dict[int, str] = {}
     for selection in selections.values():
-        for item in selection.passthrough:
+        # devices withheld for the IOMMU count too: the alias must not change when a host's IOMMU comes on
+        withheld = [item for item in selection.withheld if isinstance(item, PassthroughSelection)]
+        for item in [*selection.passthrough, *withheld]:
             seen_types.setdefault(item.entry.index, set()).update(naming.nova_device_type(d) for d in item.devices)
             if item.vgpu_vf:
                 vgpu_vf[item.entry.index] = item.resource_class

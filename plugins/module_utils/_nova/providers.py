@@ -188,14 +188,19 @@ def predict_providers(
     policy: list[PolicyEntry],
     hostname: str,
     report_in_placement: bool = False,
+    *,
+    withhold_without_iommu: bool = True,
     **options,
 ) -> list[dict]:
-    """The providers of ``hostname``'s tree, parent first (compute node, then PCI, then vGPU providers)."""
+    """The providers of ``hostname``'s tree, parent first (compute node, then PCI, then vGPU providers).
+
+    A host whose IOMMU is off gets no PCI or vGPU provider (see :mod:`.selection`);
+    ``withhold_without_iommu=False`` predicts what nova-compute reports from a deployed config instead."""
     unknown = sorted(set(options) - set(DEFAULTS) - {"provider_traits", "provider_inventories"})
     if unknown:
         raise PredictionError(f"unknown prediction option(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
     settings = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None}}
-    selection = select(hostname, facts, policy, report_in_placement)
+    selection = select(hostname, facts, policy, report_in_placement, withhold_without_iommu)
     if selection.errors:
         raise PredictionError("; ".join(selection.errors))
     providers = [_compute_node(hostname, facts, settings)]

@@ -5,6 +5,12 @@
 Input: the host's discovery facts (``accel_pci_devices`` and friends, as ``pci_facts`` sets them) and
 the parsed policy. Output: a :class:`HostSelection` that the Nova config renderer and the provider
 prediction both read, so the config Nova gets and the providers we predict can never disagree.
+
+A host whose facts say the IOMMU is off (``accel_iommu_enabled: false``) offers nothing: no device
+reaches a VM without it, passed through or as a vGPU (VFs and mediated devices alike). What the policy
+selects there is kept in ``withheld`` instead, with one warning per entry that names the host, the
+devices and how to turn the IOMMU on; device_spec, the vGPU types, the predicted providers and the PCI
+pools all read ``passthrough`` and ``vgpu`` only, so none of them counts those devices.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import enable_advice
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry
@@ -80,6 +87,19 @@ class HostSelection:
     warnings: list[str] = field(default_factory=list)
     matched_entries: set[int] = field(default_factory=set)
     physical_functions: frozenset = frozenset()  # the host's SR-IOV PFs (Nova extends a PF's address to its VFs)
+    # What the policy selects but Nova is not given: the IOMMU is off (see iommu_off)
+    withheld: list[PassthroughSelection | VgpuSelection] = field(default_factory=list)
+    iommu_off: bool = False
+
+    def withheld_addresses(self) -> list[str]:
+        """The addresses of the withheld devices (a vGPU entry's parents), sorted."""
+        return sorted(
+            {
+                normalize_address(d["address"])
+                for item in self.withheld
+                for d in (item.parents if isinstance(item, VgpuSelection) else item.devices)
+            }
+        )
 
 
 def host_devices(facts: dict) -> list[dict]:
@@ -172,9 +192,20 @@ def _one_per_gpu_instance(
     return kept
 
 
-def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_placement: bool) -> HostSelection:
-    """Match the policy against one host's devices and run the checks that need the host."""
-    selection = HostSelection(hostname=hostname)
+def select(
+    hostname: str,
+    facts: dict,
+    policy: list[PolicyEntry],
+    report_in_placement: bool,
+    withhold_without_iommu: bool = True,
+) -> HostSelection:
+    """Match the policy against one host's devices and run the checks that need the host.
+
+    ``withhold_without_iommu=False`` models what nova-compute does with a config as deployed (it lists
+    the devices whatever the IOMMU): the audit predicts Nova's report from the deployed config that way.
+    """
+    iommu_off = withhold_without_iommu and facts.get("accel_iommu_enabled") is False
+    selection = HostSelection(hostname=hostname, iommu_off=iommu_off)
     devices = host_devices(facts)
     by_address = {normalize_address(d["address"]): d for d in devices}
     taken: dict[str, PolicyEntry] = {}
@@ -226,7 +257,7 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
             ]
             by_addr = len(same_model) != len(chosen)
             selection.passthrough.append(PassthroughSelection(entry, chosen, by_addr))
-            if entry.managed is not False:
+            if entry.managed is not False and not selection.iommu_off:
                 _warn_not_vfio(selection, entry, chosen)
         elif entry.is_vgpu and all(_offers_on_vf(d, entry.mdev_type) for d in chosen):
             selection.passthrough.append(PassthroughSelection(entry, chosen, by_address=True, vgpu_vf=True))
@@ -236,7 +267,45 @@ def select(hostname: str, facts: dict, policy: list[PolicyEntry], report_in_plac
     _check_nova_tags(selection, report_in_placement)
     if report_in_placement:
         _check_placement_reporting(selection, by_address)
+    if selection.iommu_off:
+        _withhold_without_iommu(selection, facts)
     return selection
+
+
+def _device_names(devices: list[dict]) -> str:
+    """``0000:04:00.0 (Tesla T4, 10de:1eb8)``, the first four, for a message."""
+    shown = []
+    for device in devices[:4]:
+        ids = f"{device.get('vendor_id')}:{device.get('product_id')}"
+        name = device.get("product_name")
+        label = f"{name}, {ids}" if isinstance(name, str) and name else ids
+        shown.append(f"{normalize_address(device['address'])} ({label[:80]})")
+    more = f" and {len(devices) - 4} more" if len(devices) > 4 else ""
+    return ", ".join(shown) + more
+
+
+def _withhold_without_iommu(selection: HostSelection, facts: dict) -> None:
+    """The IOMMU is off: Nova gets none of the selected devices, and the warning says how to change that.
+
+    The policy checks above have run on the full selection, so a policy error still shows on this host
+    before its IOMMU is turned on, not after."""
+    items: list[tuple[PassthroughSelection | VgpuSelection, list[dict]]] = [
+        (item, item.devices) for item in selection.passthrough
+    ] + [(item, item.parents) for item in selection.vgpu]
+    if not items:
+        return
+    advice = enable_advice(facts.get("accel_cpu_vendor"), facts.get("accel_kernel_cmdline"))
+    for item, devices in items:
+        kind = "as vGPUs" if isinstance(item, VgpuSelection) or item.vgpu_vf else "for passthrough"
+        selection.withheld.append(item)
+        selection.warnings.append(
+            f"{selection.hostname}: {item.entry.label} selects {_device_names(devices)}, but the IOMMU is off on "
+            f"this host, so they are not offered {kind} (no device_spec or vGPU type for Nova, no provider in "
+            "Placement): no device reaches a VM without the IOMMU. To offer them, "
+            f"{advice}; then run the pipeline again (site.yml), which finds the IOMMU on and offers them"
+        )
+    selection.passthrough = []
+    selection.vgpu = []
 
 
 def _check_nova_tags(selection: HostSelection, report_in_placement: bool) -> None:

@@ -145,8 +145,10 @@ class Cloud:
         for record in self.fleet.get("resource_providers") or []:
             host = self._host_by_nodename.get(record.get("name"))
             if not record.get("parent_provider_uuid") and host in self.compute_hosts and "pci_pools" not in record:
-                record = dict(record, pci_pools=pci_pools(self.nodename(host), self.hosts.get(host) or {},
-                                                          self.host_policy(host)))  # fmt: skip
+                # nova-compute pools what its deployed device_spec lists, whether the IOMMU is on or not
+                facts = self.hosts.get(host) or {}
+                pools = pci_pools(self.nodename(host), facts, self.host_policy(host), withhold_without_iommu=False)
+                record = dict(record, pci_pools=pools)
             records.append(record)
         return {**self.fleet, "resource_providers": records}
 

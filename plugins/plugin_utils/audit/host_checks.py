@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import enable_advice
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
@@ -26,19 +27,9 @@ def check_host(cloud, host: str) -> list[dict]:
     claimed = deployed.claims(compute, devices)
     found: list[dict] = []
     passthrough = [a for a in claimed if naming.nova_device_type(by_address[a]) != naming.TYPE_VF]
-    if claimed and facts.get("accel_iommu_enabled") is False:
-        option = "amd_iommu=on" if facts.get("accel_cpu_vendor") == "amd" else "intel_iommu=on"
-        found.append(
-            finding(
-                host,
-                "iommu_off",
-                f"the IOMMU is off, yet [pci] device_spec hands out {len(claimed)} device(s) "
-                f"({_shown(sorted(claimed))}); no instance can get them",
-                f"enable the IOMMU ({option} iommu=pt, and VT-d/AMD-Vi in the firmware) and reboot: {PREPARE} "
-                "with accel_reboot: allowed",
-            )
-        )
-    elif facts.get("accel_iommu_enabled"):
+    if facts.get("accel_iommu_enabled") is False:
+        found += _iommu_off(cloud, host, facts, claimed, _vgpu_parents(compute, by_address))
+    if facts.get("accel_iommu_enabled"):
         for address in sorted(claimed):
             device = by_address[address]
             if device.get("passthrough_viable") is False:
@@ -73,6 +64,51 @@ def check_host(cloud, host: str) -> list[dict]:
     found += _vgpu(host, compute, by_address)
     found += _mig(cloud, host, devices)
     return found
+
+
+def _vgpu_parents(compute: dict, by_address: dict) -> list[str]:
+    """The devices the deployed ``[devices]`` config gives Nova for vGPUs on this host."""
+    parents: set[str] = set()
+    for mdev_type, addresses, _mdev_class in deployed.mdev_types(compute):
+        if addresses:
+            parents |= {normalize_address(a) for a in addresses if is_address(a)}
+        else:  # no device_addresses: Nova takes every device that offers the type
+            parents |= {a for a, d in by_address.items() if _offers(d, mdev_type)}
+    return sorted(parents)
+
+
+def _iommu_off(cloud, host: str, facts: dict, claimed: dict, vgpu_parents: list[str]) -> list[dict]:
+    """An IOMMU that is off: an error where Nova's config still hands devices out, a warning where the
+    device policy selects devices that the Nova config stage therefore keeps from Nova."""
+    advice = enable_advice(facts.get("accel_cpu_vendor"), facts.get("accel_kernel_cmdline"))
+    if claimed or vgpu_parents:
+        given = []
+        if claimed:
+            given.append(f"[pci] device_spec hands out {len(claimed)} device(s) ({_shown(sorted(claimed))})")
+        if vgpu_parents:
+            given.append(f"[devices] gives {len(vgpu_parents)} device(s) to vGPUs ({_shown(vgpu_parents)})")
+        return [
+            finding(
+                host,
+                "iommu_off",
+                f"the IOMMU is off, yet {' and '.join(given)}; no instance can get them",
+                f"{advice}; until then run playbooks/nova_config.yml, which takes them out of Nova's config",
+            )
+        ]
+    selection = cloud.rendering.selections.get(host) if cloud.rendering is not None else None
+    withheld = selection.withheld_addresses() if selection is not None else []
+    if not withheld:
+        return []
+    return [
+        finding(
+            host,
+            "iommu_off",
+            f"the IOMMU is off, so the {len(withheld)} device(s) the device policy selects here "
+            f"({_shown(withheld)}) are not offered: they are kept out of Nova's config and Placement",
+            advice,
+            severity="warning",
+        )
+    ]
 
 
 def _vfs(cloud, host: str, compute: dict, devices: list[dict], by_address: dict) -> list[dict]:

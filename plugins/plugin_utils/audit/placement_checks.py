@@ -56,9 +56,14 @@ def check_host(cloud, host: str) -> list[dict]:
         ]
     facts = cloud.hosts.get(host) or {}
     try:
-        predicted = predict_providers(dict(facts), cloud.host_policy(host), nodename, cloud.reports_in_placement(host))[
-            1:
-        ]
+        # what nova-compute reports from its deployed config: it lists those devices whatever the IOMMU
+        predicted = predict_providers(
+            dict(facts),
+            cloud.host_policy(host),
+            nodename,
+            cloud.reports_in_placement(host),
+            withhold_without_iommu=False,
+        )[1:]
     except PredictionError:
         predicted = None  # the deployed config holds what no policy says: listed by the adoption
     actual = {p["name"]: p for p in cloud.children.get(root["uuid"], [])}

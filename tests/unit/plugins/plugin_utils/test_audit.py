@@ -63,6 +63,20 @@ def iommu_off(cloud, tmp_path):
     _host(cloud, tmp_path, "t4-01", prof)
 
 
+def iommu_off_withheld(cloud, tmp_path):
+    """The same host after the Nova config stage ran on it: the T4 is kept out of Nova and Placement."""
+    iommu_off(cloud, tmp_path)
+    cloud["deployed"] = world.deployed_config(cloud["hosts"])
+    cloud["fleet"] = world.fleet(cloud["hosts"])
+
+
+def iommu_off_vgpu(cloud, tmp_path):
+    """The A16 host's IOMMU off while its deployed config still enables the vGPU type on its VFs."""
+    prof = world.profile("vgpu-a16")
+    prof["iommu"] = "none"
+    _host(cloud, tmp_path, "a16-01", prof)
+
+
 def group_not_viable(cloud, tmp_path):
     prof = world.profile("configured-t4")
     prof["devices"].append(
@@ -168,7 +182,11 @@ def gpu_host_unreserved(cloud, tmp_path):
 
 # plant -> (codes reported at warning or above, audited with the operator's policy)
 PLANTS = {
-    iommu_off: ({"iommu_off"}, True),
+    # the policy now keeps the T4 from Nova on that host, so the deployed device_spec also drifts from it
+    iommu_off: ({"iommu_off", "nova_config_drift"}, True),
+    # the T4 flavor's only host no longer offers it: the flavor has no host, which is true
+    iommu_off_withheld: ({"iommu_off", "flavor_unplaceable"}, True),
+    iommu_off_vgpu: ({"iommu_off", "nova_config_drift"}, True),
     group_not_viable: ({"group_not_viable"}, True),
     not_bound_vfio: ({"not_bound_vfio"}, True),
     vfs_missing: ({"vfs_missing"}, True),
@@ -214,8 +232,31 @@ def test_planted_defect_is_reported_exactly(healthy, plant, tmp_path):
 def test_planted_host_defects_name_their_host(healthy, tmp_path):
     cloud = copy.deepcopy(healthy)
     iommu_off(cloud, tmp_path)
-    (item,) = serious(run(cloud))
+    (item,) = [f for f in serious(run(cloud)) if f["code"] == "iommu_off"]
     assert item["host"] == "t4-01" and "0000:b0:00.0" in item["message"]
+
+
+def test_an_iommu_off_host_is_an_error_while_nova_has_its_devices_and_a_warning_once_withheld(healthy, tmp_path):
+    cloud = copy.deepcopy(healthy)
+    iommu_off(cloud, tmp_path)
+    (handed_out,) = [f for f in run(cloud)["findings"] if f["code"] == "iommu_off"]
+    assert handed_out["severity"] == "error"
+    assert "until then run playbooks/nova_config.yml" in handed_out["fix"] and "VT-d" in handed_out["fix"]
+    iommu_off_withheld(cloud, tmp_path)
+    (withheld,) = [f for f in run(cloud)["findings"] if f["code"] == "iommu_off"]
+    assert withheld["severity"] == "warning" and withheld["host"] == "t4-01"
+    assert "0000:b0:00.0" in withheld["message"] and "not offered" in withheld["message"]
+    assert "intel_iommu=on iommu=pt" in withheld["fix"] and "reboot" in withheld["fix"]
+    # without the operator's policy the audit cannot tell what the policy would offer there
+    assert [f for f in run(cloud, use_policy=False)["findings"] if f["code"] == "iommu_off"] == []
+
+
+def test_vgpu_types_on_an_iommu_off_host_are_named(healthy, tmp_path):
+    cloud = copy.deepcopy(healthy)
+    iommu_off_vgpu(cloud, tmp_path)
+    (item,) = [f for f in run(cloud)["findings"] if f["code"] == "iommu_off"]
+    assert item["host"] == "a16-01" and "[devices] gives 16 device(s) to vGPUs" in item["message"]
+    assert "0000:84:00.4" in item["message"]
 
 
 def test_drift_shows_the_difference(healthy, tmp_path):
