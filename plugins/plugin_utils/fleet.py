@@ -294,11 +294,12 @@ class Fleet:
         records = snapshot["resource_providers"]
         seen: dict[str, Mapping] = {}
         for index, record in enumerate(records):
-            if not isinstance(record, Mapping) or not isinstance(record.get("uuid"), str):
+            uuid = record.get("uuid") if type(record) is dict or isinstance(record, Mapping) else None
+            if type(uuid) is not str and not isinstance(uuid, str):
                 raise FleetError(f"resource_providers[{index}] has no 'uuid'; every provider needs its uuid")
-            if record["uuid"] in seen:
-                raise FleetError(f"provider {record['uuid']} appears twice in resource_providers")
-            seen[record["uuid"]] = record
+            if uuid in seen:
+                raise FleetError(f"provider {uuid} appears twice in resource_providers")
+            seen[uuid] = record
         parents = {}
         for uuid, record in seen.items():
             parent = record.get("parent_provider_uuid")
@@ -338,13 +339,11 @@ class Fleet:
                 )
             name = record.get("name") or uuid
             usages = record.get("usages") or empty
-            for field in ("inventories", "usages"):
-                if not isinstance(record.get(field) or empty, Mapping):
+            records_of = record.get("inventories") or empty
+            for field, value in (("inventories", records_of), ("usages", usages)):
+                if type(value) is not dict and not isinstance(value, Mapping):
                     raise FleetError(f"provider {name}: {field} must be a mapping of resource class to values")
-            inventories = {
-                rc: _inventory(inv, usages.get(rc), name, rc, checked)
-                for rc, inv in (record.get("inventories") or empty).items()
-            }
+            inventories = {rc: _inventory(inv, usages.get(rc), name, rc, checked) for rc, inv in records_of.items()}
             providers.append(
                 Provider(
                     uuid,
