@@ -17,9 +17,9 @@ How each part is computed:
   candidate there (the queries in Nova's order, candidates in the solver's stable order), counted on the
   host's own tree without ``limit``, capped at ``count_limit``. Usage only grows while copies are
   placed, so the first candidate that still fits is always the next one of the original list, and a
-  candidate is repeated as often as capacity allows before moving on. Hosts whose trees are identical
-  (same shape, inventories, usages, traits and aggregates, no sharing provider) are counted and
-  explained once.
+  candidate is repeated as often as capacity allows before moving on. Hosts whose trees differ only in
+  usage (no sharing provider) are counted and explained together, from one template tree and a usage
+  row per host (``host_trees.Structure``), with no search per host.
 - ``why_not``: per root that is not in ``hosts``, the first constraint that fails there (the solver's
   explanation on that tree), or the ``limit`` that cut Placement's answer before the host.
 - ``reason``: ``null`` when it fits, else a code (see ``REASON_CODES``) found by relaxing the request
