@@ -13,6 +13,7 @@ import subprocess
 import pytest
 import yaml
 
+from tests.support import fake_sysfs
 from tests.support.ansible_runner import BIN, REPO, ansible_env, run_playbook
 
 pytestmark = pytest.mark.placement
@@ -25,11 +26,7 @@ with open(os.path.join(REPO, "inventories", "demo", "group_vars", "all", "device
 def fleet(tmp_path_factory, placement):
     """Demo roots, the discover stage's facts in a jsonfile cache, and the placement stage's providers."""
     dest = tmp_path_factory.mktemp("fleet")
-    subprocess.run(
-        [os.path.join(BIN, "python"), "-m", "tests.support.fake_sysfs", "--all", "--dest", str(dest / "roots"),
-         "--inventory", "inventories/demo/hosts.yml"],
-        cwd=REPO, check=True, capture_output=True,
-    )  # fmt: skip
+    fake_sysfs.build_inventory_roots(fake_sysfs.DEMO_INVENTORY, str(dest / "roots"))
     cache_env = {
         "ACCEL_DEMO_DIR": str(dest),
         "ANSIBLE_CACHE_PLUGIN": "jsonfile",

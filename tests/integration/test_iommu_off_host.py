@@ -11,12 +11,11 @@ placement stage registers no provider for it, and the validate stage counts net-
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
-from tests.support.ansible_runner import BIN, REPO, run_playbook, task_results
+from tests.support import fake_sysfs
+from tests.support.ansible_runner import run_playbook, task_results
 
 pytestmark = pytest.mark.placement
 
@@ -28,11 +27,7 @@ T4_FLAVOR = {"name": "gpu.t4", "vcpus": 4, "ram": 16384, "disk": 40,
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, placement):
     dest = tmp_path_factory.mktemp("iommu-off")
-    subprocess.run(
-        [os.path.join(BIN, "python"), "-m", "tests.support.fake_sysfs", "--all", "--dest", str(dest / "roots"),
-         "--inventory", "inventories/demo/hosts.yml"],
-        cwd=REPO, check=True, capture_output=True,
-    )  # fmt: skip
+    fake_sysfs.build_inventory_roots(fake_sysfs.DEMO_INVENTORY, str(dest / "roots"))
     extra = {
         "accel_placement_auth": placement.auth,
         "accel_validate_flavors": [T4_FLAVOR],

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
-from tests.support.ansible_runner import REPO, run_playbook, task_results, total_changed
+from tests.support import fake_sysfs
+from tests.support.ansible_runner import run_playbook, task_results, total_changed
 from tests.support.openstack_cli import osc
 
 pytestmark = pytest.mark.placement
@@ -17,11 +17,7 @@ pytestmark = pytest.mark.placement
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory):
     dest = tmp_path_factory.mktemp("demo")
-    subprocess.run(
-        [sys.executable, "-m", "tests.support.fake_sysfs", "--all", "--dest", str(dest / "roots"),
-         "--inventory", "inventories/demo/hosts.yml"],
-        cwd=REPO, check=True, capture_output=True,
-    )  # fmt: skip
+    fake_sysfs.build_inventory_roots(fake_sysfs.DEMO_INVENTORY, str(dest / "roots"))
     return str(dest)
 
 

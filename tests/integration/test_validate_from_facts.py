@@ -8,18 +8,13 @@ ask their GPUs through Placement) and predicts DISK_GB without inventing a limit
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from tests.support.ansible_runner import REPO, run_playbook
+from tests.support import fake_sysfs
+from tests.support.ansible_runner import run_playbook
 
 
 def test_validate_from_facts_fits_the_demo_catalog_with_no_fleet_options(tmp_path):
-    subprocess.run(
-        [sys.executable, "-m", "tests.support.fake_sysfs", "--all", "--dest", str(tmp_path / "roots"),
-         "--inventory", "inventories/demo/hosts.yml"],
-        cwd=REPO, check=True, capture_output=True,
-    )  # fmt: skip
+    fake_sysfs.build_inventory_roots(fake_sysfs.DEMO_INVENTORY, str(tmp_path / "roots"))
     report_path = tmp_path / "report.json"
     extra = {"accel_validate_fleet_source": "facts", "accel_validate_report": str(report_path)}
     ran = run_playbook("playbooks/validate.yml", "inventories/demo", extra, ACCEL_DEMO_DIR=str(tmp_path))

@@ -30,6 +30,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+DEMO_INVENTORY = os.path.join(REPO, "inventories", "demo", "hosts.yml")
 PROFILE_DIR = os.path.join(REPO, "tests", "fixtures", "hardware")
 PCI_IDS = os.path.join(PROFILE_DIR, "pci.ids")
 NVIDIA_SMI_DIR = "/var/lib/accel-openstack/nvidia-smi"
@@ -414,10 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     names = list(args.profiles)
     mapping: dict[str, str] = {}
     if args.inventory:
-        with open(args.inventory) as handle:
-            inventory = yaml.safe_load(handle)
-        for host, hostvars in _inventory_hosts(inventory):
-            mapping[host] = (hostvars or {}).get("accel_profile", host)
+        mapping = inventory_profiles(args.inventory)
     elif args.all:
         mapping = {name: name for name in profile_names()}
     for name in names:
@@ -427,6 +425,20 @@ def main(argv: list[str] | None = None) -> int:
         build_root(profile, dest)
         print(f"built {host} ({profile}) at {dest}")
     return 0
+
+
+def inventory_profiles(path: str) -> dict[str, str]:
+    """Per host of an inventory file, the hardware profile it names (``accel_profile``, else its name)."""
+    with open(path) as handle:
+        inventory = yaml.safe_load(handle)
+    return {host: (hostvars or {}).get("accel_profile", host) for host, hostvars in _inventory_hosts(inventory)}
+
+
+def build_inventory_roots(path: str, dest: str) -> str:
+    """One root per host of an inventory file, under ``dest`` (what ``--inventory`` builds); returns ``dest``."""
+    for host, profile in sorted(inventory_profiles(path).items()):
+        build_root(profile, os.path.join(dest, host))
+    return dest
 
 
 def _inventory_hosts(node):

@@ -64,7 +64,9 @@ def generated_fleet(rng: random.Random, shapes: int, hosts: int) -> dict:
             usages = {}
             for rc, inv in inventories.items():
                 capacity = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
-                usages[rc] = rng.choice([0, 0, 0, rng.randint(0, capacity // 2), rng.randint(0, capacity), capacity + 1])
+                usages[rc] = rng.choice(
+                    [0, 0, 0, rng.randint(0, capacity // 2), rng.randint(0, capacity), capacity + 1]
+                )
             tree.append({"uuid": uuid, "name": f"h{n:03d}_{index}", "inventories": inventories,
                          "parent_provider_uuid": None if parent is None else uuids[parent],
                          "traits": traits, "aggregates": [], "usages": usages})  # fmt: skip
