@@ -1,14 +1,16 @@
 """flavor_fit at fleet scale: 50 flavors against 10,000 compute nodes with PCI and vGPU children.
 
 Usage: python benchmarks/bench_flavor_fit.py [--nodes 10000] [--flavors 50] [--usage-patterns 8] [--repeat 3]
+       [--busy-devices 0.0]
 
 The fleet is what ``nova_fleet`` predicts for racks of a few host models (compute nodes with VCPU,
 PCPU on a quarter of them, MEMORY_MB, DISK_GB; 8-GPU passthrough hosts with one PCI provider per H100;
 A16 hosts with 16 vGPU children; NIC hosts with a VF provider), with usage drawn from
 ``--usage-patterns`` patterns per model (0: every host empty; each distinct pattern is a distinct tree to
-count on). Flavors mix general, pinned, passthrough (1, 2, 4 and 9 GPUs), vGPU, NIC VF, trait and typo
-cases. Each run answers every flavor in full: Nova's queries with limit 1000, max_instances on every
-host (count_limit 64), why_not on every host that is not returned, reason codes and the filters.
+count on; ``--busy-devices`` puts that share of the H100 and vGPU providers in use). Flavors mix general,
+pinned, passthrough (1, 2, 4 and 9 GPUs), vGPU, NIC VF, trait and typo cases. Each run answers every
+flavor in full: Nova's queries with limit 1000, max_instances on every host (count_limit 64), why_not on
+every host that is not returned, reason codes and the filters.
 Time is the median of --repeat runs in this process (fleet indexing included), as wall time and as the
 process's CPU time (what the answer costs when the cores are shared); peak RSS is measured in a fresh
 process that does one run. Prints one Markdown row.
@@ -50,8 +52,15 @@ def _inv(total, ratio=1.0, reserved=0):
     }
 
 
-def fleet(nodes: int, patterns: int, seed: int = 3) -> dict:
+def fleet(nodes: int, patterns: int, seed: int = 3, busy: float = 0.0) -> dict:
+    """The benchmark's fleet; ``busy`` is the share of H100 and A16 vGPU providers in use (drawn from a
+    stream of their own, so that ``busy=0`` gives the same fleet as before the option)."""
     rng = random.Random(seed)
+    devices = random.Random(seed + 1)
+
+    def taken(rc: str) -> dict:
+        return {rc: 1} if busy and devices.random() < busy else {}
+
     usage = [
         {"VCPU": rng.randint(0, 60) * (p > 0), "MEMORY_MB": rng.randint(0, 200) * 1024 * (p > 0)}
         for p in range(max(patterns, 1))
@@ -91,10 +100,17 @@ def fleet(nodes: int, patterns: int, seed: int = 3) -> dict:
                     root,
                     {"CUSTOM_NVIDIA_H100": _inv(1)},
                     ["OWNER_NOVA", "COMPUTE_MANAGED_PCI_DEVICE", "CUSTOM_GPU_NVLINK"],
+                    taken("CUSTOM_NVIDIA_H100"),
                 )
         elif model == 1:
             for v in range(16):
-                add(f"cn{n:05d}_pci_0000_84_00_{v}", root, {"CUSTOM_VGPU_A16_4Q": _inv(1)}, ["OWNER_NOVA"])
+                add(
+                    f"cn{n:05d}_pci_0000_84_00_{v}",
+                    root,
+                    {"CUSTOM_VGPU_A16_4Q": _inv(1)},
+                    ["OWNER_NOVA"],
+                    taken("CUSTOM_VGPU_A16_4Q"),
+                )
         elif model == 2:
             add(
                 f"cn{n:05d}_0000:3B:00.0",
@@ -128,9 +144,9 @@ def flavors(count: int) -> list[dict]:
     return found
 
 
-def run_once(nodes: int, count: int, patterns: int) -> tuple[float, float, list[dict]]:
+def run_once(nodes: int, count: int, patterns: int, busy: float = 0.0) -> tuple[float, float, list[dict]]:
     """Wall and CPU seconds of one full answer (fleet generation excluded), and the reports."""
-    snapshot = fleet(nodes, patterns)
+    snapshot = fleet(nodes, patterns, busy=busy)
     wanted = flavors(count)
     start, cpu = time.perf_counter(), time.process_time()
     reports = flavor_fit(wanted, snapshot, pci_aliases=ALIASES, pci_in_placement=True)
@@ -142,20 +158,21 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=10000)
     parser.add_argument("--flavors", type=int, default=50)
     parser.add_argument("--usage-patterns", type=int, default=8)
+    parser.add_argument("--busy-devices", type=float, default=0.0, help="share of H100 and vGPU providers in use")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rss-only", action="store_true")
     args = parser.parse_args()
     if args.rss_only:
-        _seconds, _cpu, reports = run_once(args.nodes, args.flavors, args.usage_patterns)
+        _seconds, _cpu, reports = run_once(args.nodes, args.flavors, args.usage_patterns, args.busy_devices)
         print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
         return 0
     times, cpus = [], []
     for _run in range(args.repeat):
         reports = None  # the previous run's reports are not kept while the next one runs
-        seconds, cpu, reports = run_once(args.nodes, args.flavors, args.usage_patterns)
+        seconds, cpu, reports = run_once(args.nodes, args.flavors, args.usage_patterns, args.busy_devices)
         times.append(seconds)
         cpus.append(cpu)
-    providers = len(fleet(args.nodes, args.usage_patterns)["resource_providers"])
+    providers = len(fleet(args.nodes, args.usage_patterns, busy=args.busy_devices)["resource_providers"])
     outcomes = {}
     for report in reports:
         outcomes[report["outcome"]] = outcomes.get(report["outcome"], 0) + 1
@@ -171,6 +188,8 @@ def main() -> int:
             str(args.flavors),
             "--usage-patterns",
             str(args.usage_patterns),
+            "--busy-devices",
+            str(args.busy_devices),
         ],
         capture_output=True,
         text=True,

@@ -434,6 +434,11 @@ class Structure:
         if not own:
             value = _placed(rest, capacity, {}, cap) if copies else len(rest)
             return [(min(value, limit) if copies else value) if limit > 0 else 0 for limit in limits]
+        values = self._closed_form(rest, copies)
+        if values is not None:
+            if copies:
+                return [min(value, limit) if limit > 0 else 0 for value, limit in zip(values, limits)]  # noqa: B905
+            return [value if limit > 0 else 0 for value, limit in zip(values, limits)]  # noqa: B905
         keys = self._usage_of(tuple(own))
         values = {}
         for key in {key for key, limit in zip(keys, limits) if limit > 0}:  # noqa: B905
@@ -442,6 +447,42 @@ class Structure:
         if copies:
             return [min(values[key], limit) if limit > 0 else 0 for key, limit in zip(keys, limits)]  # noqa: B905
         return [values[key] if limit > 0 else 0 for key, limit in zip(keys, limits)]  # noqa: B905
+
+    def _closed_form(self, rest: list[tuple], copies: bool) -> list[int] | None:
+        """Per host, the copies (or fitting candidates) of the candidates' own parts by a closed form, where
+        the parts have one (None where they have none of these forms):
+
+        - each part one provider, a different one each (a vGPU, or one device, per copy): provider ``k``
+          gives ``free_k // amount_k`` copies, one after the other, so the copies are their sum;
+        - each part ``n`` single-unit providers (``n`` devices of one alias), and the parts all the ``n``-sets
+          of those providers, each as often: copies are ``free // n`` (while ``n`` are free, the first
+          candidate not yet passed that takes them still fits), fitting candidates ``m * C(free, n)``."""
+        size = len(rest[0])
+        if any(len(takes) != size for takes in rest):
+            return None
+        if size == 1:
+            ks = [takes[0][0] for takes in rest]
+            if len(set(ks)) != len(ks):
+                return None
+            columns = [self._copies(k, amount) for ((k, amount),) in rest]
+            if copies:
+                return columns[0] if len(columns) == 1 else [sum(v) for v in zip(*columns)]  # noqa: B905
+            return [sum(1 for v in values if v) for values in zip(*columns)]  # noqa: B905
+        providers = sorted({k for takes in rest for k, _a in takes})
+        if any(amount != 1 for takes in rest for _k, amount in takes) or any(self.capacity[k] != 1 for k in providers):
+            return None
+        sets: dict[frozenset, int] = {}
+        for takes in rest:
+            key = frozenset(k for k, _a in takes)
+            sets[key] = sets.get(key, 0) + 1
+        each = set(sets.values())
+        if len(sets) != math.comb(len(providers), size) or len(each) != 1:
+            return None
+        free = self._free_sum(tuple(providers))
+        if copies:
+            return [n // size for n in free]
+        times = each.pop()
+        return [times * math.comb(n, size) for n in free]
 
     def _usage_of(self, ks: tuple) -> list:
         """Per host, the used amounts of inventories ``ks`` (one value for one inventory)."""

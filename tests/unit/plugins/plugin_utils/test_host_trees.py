@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from ansible_collections.accel.openstack.plugins.plugin_utils import host_trees
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import FitOptions, FlavorFit
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.host_trees import Structure, Tree, answer
@@ -43,8 +44,8 @@ def structure_records(rng: random.Random) -> list[tuple]:
     if rng.random() < 0.5:
         nodes.append((0, {}, ["CUSTOM_NUMA"]))  # a provider with no inventory, parent of devices
         parents.append(1)
-    for _device in range(rng.randint(1, 4)):
-        kind = rng.choice(["CUSTOM_GPU", "CUSTOM_GPU", "CUSTOM_VGPU"])
+    for _device in range(rng.randint(1, 6)):
+        kind = rng.choice(["CUSTOM_GPU", "CUSTOM_GPU", "CUSTOM_GPU", "CUSTOM_VGPU"])
         total = 1 if kind == "CUSTOM_GPU" else rng.choice([2, 4])
         nodes.append((rng.choice(parents), {kind: _inv(rng, total)}, rng.sample(TRAITS, rng.randint(0, 2))))
     return nodes
@@ -85,6 +86,15 @@ def generated_query(rng: random.Random) -> str:
     if rng.random() < 0.3:
         parts.append(f"required={rng.choice(TRAITS + ['!' + t for t in TRAITS])}")
     suffixes = []
+    if rng.random() < 0.4:
+        # n devices of one alias, as Nova asks them: n equal single-unit groups.
+        trait = rng.choice(["", "", f"&required{{s}}={rng.choice(TRAITS)}"])
+        for n in range(rng.randint(2, 4)):
+            suffix = f"_pci0-{n}"
+            suffixes.append(suffix)
+            parts.append(f"resources{suffix}=CUSTOM_GPU:1" + trait.format(s=suffix))
+        parts.append(f"group_policy={rng.choice(['none', 'isolate'])}")
+        return "&".join(parts)
     for n in range(rng.choice([0, 1, 1, 2, 3])):
         suffix = str(n + 1)
         suffixes.append(suffix)
@@ -177,3 +187,34 @@ def test_flavor_reports_from_structures_equal_host_by_host(seed, limit):
     plain = FlavorFit(snapshot, options, share_shapes=False)
     assert len(shared.units) == 2
     assert [shared.check(f) for f in flavors] == [plain.check(f) for f in flavors]
+
+
+def test_the_closed_forms_are_taken_and_equal_placing_one_copy_at_a_time(monkeypatch):
+    """The generated cases above reach both closed forms (one provider per copy; n single-unit devices per
+    copy): here each is also checked against the placement it replaces, on the same template and usage."""
+    taken = {1: 0, 2: 0}
+    real = Structure._closed_form
+
+    def checked(self, rest, copies):
+        found = real(self, rest, copies)
+        if found is not None:
+            taken[min(len(rest[0]), 2)] += 1
+            own = sorted({k for takes in rest for k, _a in takes})
+            for row, value in zip(self.usage, found):  # noqa: B905
+                used = {k: row[k] for k in own}
+                placed = host_trees._placed(rest, self.capacity, used, 1 << 40) if copies else None
+                expected = placed if copies else host_trees._fitting(rest, self.capacity, used)
+                assert value == expected
+        return found
+
+    monkeypatch.setattr(Structure, "_closed_form", checked)
+    for seed in range(12):
+        rng = random.Random(seed)
+        fleet, units = structures(generated_fleet(rng, shapes=3, hosts=24))
+        for _round in range(25):
+            asked = requests(rng, fleet)
+            for unit in units:
+                unit.forget()
+                unit.counts(asked, 64)
+                unit.candidate_counts(asked[0])
+    assert taken[1] > 50 and taken[2] > 20, taken
