@@ -218,3 +218,30 @@ def test_the_closed_forms_are_taken_and_equal_placing_one_copy_at_a_time(monkeyp
                 unit.counts(asked, 64)
                 unit.candidate_counts(asked[0])
     assert taken[1] > 50 and taken[2] > 20, taken
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_query_roots_from_structures_are_the_whole_fleets_at_any_limit(seed):
+    """Nova's queries answered from the structures (over ``limit`` too, in the solver's anchor order) give
+    the roots a search of the whole fleet gives, for generated queries and limits on interleaved fleets."""
+    rng = random.Random(200 + seed)
+    snapshot = generated_fleet(rng, shapes=3, hosts=30)
+    fit = FlavorFit(snapshot, FitOptions.checked())
+    assert fit.roots_by_shape
+    over_limit = 0
+    for _round in range(80):
+        try:
+            request = Request.parse(f"{generated_query(rng)}&limit={rng.choice([1, 2, 3, 5, 8, 13, 40])}")
+        except RequestError:
+            continue
+        try:
+            expected = answer(fit.fleet, request, roots_only=True)
+        except (RequestError, TooCombinatorial) as exc:
+            with pytest.raises(type(exc)):
+                fit._roots(request)
+            continue
+        for unit in fit.units:
+            unit.forget()
+        assert set(fit._roots(request)) == set(expected["roots"]), str(request)
+        over_limit += expected["candidates"] == request.limit
+    assert over_limit > 8, over_limit
