@@ -199,7 +199,7 @@ def _inventory(record: Mapping, used, owner: str, rc: str, checked: dict) -> Inv
         if key is not None:
             checked[key] = fields
     used = used or 0
-    if type(used) is not int or used < 0 or used > _LARGEST:
+    if not isinstance(used, int) or isinstance(used, bool) or used < 0 or used > _LARGEST:
         used = _int(used, f"provider {owner} inventory {rc}: usage", _MINIMUMS["usage"])
     return Inventory(*fields, used)
 
@@ -294,8 +294,8 @@ class Fleet:
         records = snapshot["resource_providers"]
         seen: dict[str, Mapping] = {}
         for index, record in enumerate(records):
-            uuid = record.get("uuid") if type(record) is dict or isinstance(record, Mapping) else None
-            if type(uuid) is not str and not isinstance(uuid, str):
+            uuid = record.get("uuid") if isinstance(record, (dict, Mapping)) else None
+            if not isinstance(uuid, str):
                 raise FleetError(f"resource_providers[{index}] has no 'uuid'; every provider needs its uuid")
             if uuid in seen:
                 raise FleetError(f"provider {uuid} appears twice in resource_providers")
@@ -341,7 +341,7 @@ class Fleet:
             usages = record.get("usages") or empty
             records_of = record.get("inventories") or empty
             for field, value in (("inventories", records_of), ("usages", usages)):
-                if type(value) is not dict and not isinstance(value, Mapping):
+                if not isinstance(value, (dict, Mapping)):
                     raise FleetError(f"provider {name}: {field} must be a mapping of resource class to values")
             inventories = {rc: _inventory(inv, usages.get(rc), name, rc, checked) for rc, inv in records_of.items()}
             providers.append(
