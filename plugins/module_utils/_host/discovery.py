@@ -8,6 +8,7 @@ import re
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.boot_state import read_boot_state
+from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import enable_advice
 from ansible_collections.accel.openstack.plugins.module_utils._host.nvidia_smi import (
     Runner,
     query_xml,
@@ -60,8 +61,7 @@ def select_devices(hw: HostHardware, classes: tuple[str, ...] | None) -> list[Pc
 def passthrough_viability(hw: HostHardware, device: PciDevice) -> tuple[bool, str]:
     """Can this device go to a VM by itself (with only its own card's functions)?"""
     if not hw.iommu_enabled:
-        fix = "amd_iommu=on / firmware IOMMU setting" if hw.cpu_vendor == "amd" else "intel_iommu=on"
-        return False, f"IOMMU is off on this host; enable it ({fix}) and reboot"
+        return False, f"the IOMMU is off on this host; to turn it on, {enable_advice(hw.cpu_vendor, hw.kernel_cmdline)}"
     if device.is_boot_vga:
         return False, "it is the boot VGA device the host's console uses"
     if device.iommu_group is None:

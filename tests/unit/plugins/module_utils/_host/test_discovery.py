@@ -225,3 +225,14 @@ def test_vfs_report_every_vgpu_type_the_gpu_supports(tmp_path):
         supported = {t["type"] for t in vf["supported_vgpu_types"]}
         creatable = {t["type"] for t in vf["mdev_types"]}
         assert creatable <= supported and "1155" in supported
+
+
+def test_a_device_on_a_host_whose_iommu_is_off_says_how_to_turn_it_on(roots):
+    # iommu-off: an Intel host whose kernel has no intel_iommu=on; the note is the Nova config stage's advice.
+    facts, _unused = discover(roots["iommu-off"])
+    (t4,) = [d for d in facts["accel_pci_devices"] if d["vendor_id"] == "10de"]
+    assert t4["passthrough_viable"] is False
+    note = t4["passthrough_note"]
+    assert note.startswith("the IOMMU is off on this host; to turn it on, ")
+    assert "enable VT-d in the firmware" in note and "intel_iommu=on iommu=pt" in note, note
+    assert "amd_iommu" not in note
