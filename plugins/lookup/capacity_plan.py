@@ -104,7 +104,9 @@ _raw:
       type: dict
     reasons:
       description: "Per flavor with unplaced instances, C({code, detail}): the flavor_fit reason code when no
-        instance of it fits, V(in_use) when the demand's own earlier instances took the room."
+        instance of it fits; V(in_use) when some were placed, the detail saying whether the fleet takes no
+        more of the flavor even alone or the demand's other instances took the room (with what the fleet
+        takes of it alone)."
       type: dict
     hosts:
       description: "Per host with instances of the demand, C({flavor: n})."

@@ -529,14 +529,32 @@ def _translate(kinds: list[_Kind], plan: Plan) -> None:
         kind.asks = frozenset(rc for r in requests for g in r.groups.values() for rc in g.resources)
 
 
-def _fit_reasons(kinds: list[_Kind], snapshot: Mapping, options: FitOptions) -> None:
-    """The reason code flavor_fit gives (on the fleet before the demand) to flavors placed nowhere."""
+def _fit_reasons(kinds: list[_Kind], placed: dict[str, int], snapshot: Mapping, options: FitOptions) -> None:
+    """Why instances of these flavors found no host, from flavor_fit on the fleet before the demand: its
+    reason for a flavor placed nowhere; for one placed in part, whether the fleet holds no more of it even
+    alone (flavor_fit's count, exact when no host reaches ``count_limit``) or the demand's other instances
+    took the room (alone, copies on one host do not depend on the others, so it would place that count)."""
     if not kinds:
         return
     fit = FlavorFit(snapshot, options)
     for kind in kinds:
         report = fit.check(kind.flavor)
-        kind.reason = report["reason"] or {"code": report["outcome"], "detail": report["message"]}
+        done = placed[kind.name]
+        if not done:
+            kind.reason = report["reason"] or {"code": report["outcome"], "detail": report["message"]}
+            continue
+        alone = report["fleet_max_instances"]
+        exact = all(n < options.count_limit for n in report["max_instances"].values())
+        if done < alone:
+            detail = (
+                f"{done} placed; the demand's other instances took the room for the rest (alone, the fleet "
+                f"takes {alone}{'' if exact else ' or more'})"
+            )
+        elif exact:
+            detail = f"{done} placed; the fleet as it is takes no more of this flavor, even with no other instance"
+        else:
+            detail = f"{done} placed; the demand's own instances took the room for the rest"
+        kind.reason = {"code": "in_use", "detail": detail}
 
 
 def _placement_order(kinds: list[_Kind], order: str) -> list[_Kind]:
@@ -668,15 +686,12 @@ def capacity_plan(
         _translate(kinds, plan)
         sequence = _placement_order(kinds, order)
         placed, unplaced, hosts = _run(plan, sequence, trace)
-        never = [k for k in kinds if k.count and not placed[k.name]]
-        _fit_reasons(never, snapshot, checked)
+        short = [k for k in kinds if unplaced[k.name] and (not placed[k.name] or not k.reason)]
+        _fit_reasons(short, placed, snapshot, checked)
         reasons = {}
         for kind in kinds:
             if unplaced[kind.name]:
-                reasons[kind.name] = kind.reason or {
-                    "code": "in_use",
-                    "detail": f"{placed[kind.name]} placed; the demand's own instances took the room for the rest",
-                }
+                reasons[kind.name] = kind.reason
         result = {
             "placed": {k.name: placed[k.name] for k in kinds},
             "unplaced": {k.name: unplaced[k.name] for k in kinds},

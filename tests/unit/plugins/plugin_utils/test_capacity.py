@@ -70,8 +70,26 @@ def test_a_plan_has_its_keys_and_counts_add_up():
     assert result["placed"] == {"gpu": 3, "small": 3}
     assert result["unplaced"] == {"gpu": 2, "small": 0}
     assert result["reasons"]["gpu"]["code"] == "in_use"
+    # Three GPUs are free in the whole fleet: alone, the flavor takes three, so the rest is the fleet's size.
+    assert result["reasons"]["gpu"]["detail"] == (
+        "3 placed; the fleet as it is takes no more of this flavor, even with no other instance"
+    )
     assert sum(n for per in result["hosts"].values() for n in per.values()) == 6
     assert result["left"]["gpu1"]["CUSTOM_NVIDIA_H100"] == 0
+
+
+def test_a_flavor_squeezed_out_by_the_rest_of_the_demand_says_what_it_takes_alone():
+    fleet = {"resource_providers": gpu_host(1)}  # 32 VCPU, 64 GiB, 2 GPUs
+    demand = [
+        {"flavor": flavor("small", vcpus=2, ram=16384), "count": 3},
+        {"flavor": flavor("gpu", vcpus=8, ram=16384, **{"pci_passthrough:alias": "h100:1"}), "count": 2},
+    ]
+    result = plan(demand, fleet)
+    assert result["placed"] == {"small": 3, "gpu": 1}
+    assert result["reasons"]["gpu"] == {
+        "code": "in_use",
+        "detail": "1 placed; the demand's other instances took the room for the rest (alone, the fleet takes 2)",
+    }
 
 
 def test_largest_first_places_the_gpu_flavor_before_small_ones_take_the_ram():
