@@ -25,11 +25,6 @@ options:
     required: true
     type: list
     elements: dict
-  fleet:
-    description: The fleet snapshot, as M(accel.openstack.placement_info) returns it in
-      RV(accel.openstack.placement_info#module:fleet) or P(accel.openstack.nova_fleet#filter) predicts it.
-    required: true
-    type: dict
   order:
     description: V(as_given) places the entries in the demand's order; V(largest_first) places the flavors
       asking most devices first (then most CPUs, RAM, disk; equal sizes keep the demand's order).
@@ -47,39 +42,8 @@ options:
       rest of the fleet.
     type: int
     default: 0
-  pci_aliases:
-    description: The C([pci] alias) entries, each a dict or the JSON string nova.conf holds.
-    type: list
-    elements: raw
-    default: []
-  pci_in_placement:
-    description: C([filter_scheduler] pci_in_placement).
-    type: bool
-    default: false
-  device_profiles:
-    description: "Cyborg device profiles, C({name: [group dicts]})."
-    type: dict
-  image_properties:
-    description: Properties of the image booted (C(trait:*), C(hw_*)).
-    type: dict
-  boot_from_volume:
-    description: The servers boot from volumes (no DISK_GB for the root disk).
-    type: bool
-    default: false
-  max_placement_results:
-    description: C([scheduler] max_placement_results), the C(limit) Nova sends.
-    type: int
-    default: 1000
-  aggregates_metadata:
-    description: Host aggregates as C([{name, hosts, metadata}]); when given, AggregateInstanceExtraSpecsFilter
-      is modelled.
-    type: list
-    elements: dict
-  enabled_filters:
-    description: The modelled Nova filters to apply after Placement, in order.
-    type: list
-    elements: str
-    default: [ComputeFilter, PciPassthroughFilter, NUMATopologyFilter, AggregateInstanceExtraSpecsFilter]
+extends_documentation_fragment:
+  - accel.openstack.nova_scheduling
 """
 
 EXAMPLES = r"""
