@@ -52,6 +52,27 @@ def ansible_env(**extra: str) -> dict:
     return env
 
 
+def run_expression(tmp_path, expression: str, variables: dict) -> subprocess.CompletedProcess:
+    """``ansible localhost -m debug -a msg=<expression>`` with ``variables`` as extra vars, the collection
+    found through a link of its own under ``tmp_path`` (the lookup as a playbook runs it)."""
+    link = tmp_path / "collections" / "ansible_collections" / "accel" / "openstack"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(REPO)
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"),
+        ANSIBLE_LOCALHOST_WARNING="false",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+        ANSIBLE_NOCOLOR="1",
+    )
+    return subprocess.run(
+        [os.path.join(BIN, "ansible"), "localhost", "-m", "ansible.builtin.debug", "-a", f"msg={expression}",
+         "-e", f"@{tmp_path}/vars.json"],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+
+
 def run_playbook(
     playbook: str,
     inventory: str = "localhost,",

@@ -1,20 +1,12 @@
 """The capacity_plan lookup as ansible runs it: one plan for the demand; a bad option fails naming it."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.support.ansible_runner import run_expression
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, FLEET, flavor
-
-REPO = Path(__file__).resolve().parents[4]
 
 
 def run_lookup(tmp_path, options: str):
-    link = tmp_path / "collections" / "ansible_collections" / "accel" / "openstack"
-    link.parent.mkdir(parents=True)
-    link.symlink_to(REPO)
     data = {
         "demand": [
             {"flavor": flavor("a"), "count": 3},
@@ -23,22 +15,8 @@ def run_lookup(tmp_path, options: str):
         "fleet": FLEET,
         "aliases": ALIASES,
     }
-    (tmp_path / "vars.json").write_text(json.dumps(data))
-    expr = f"{{{{ query('accel.openstack.capacity_plan', demand, fleet=fleet, {options}) | to_json }}}}"
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"),
-        ANSIBLE_LOCALHOST_WARNING="false",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
-        ANSIBLE_NOCOLOR="1",
-    )
-    ansible = Path(sys.executable).parent / "ansible"
-    return subprocess.run(
-        [str(ansible), "localhost", "-m", "ansible.builtin.debug", "-a", f"msg={expr}", "-e", f"@{tmp_path}/vars.json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+    return run_expression(
+        tmp_path, f"{{{{ query('accel.openstack.capacity_plan', demand, fleet=fleet, {options}) | to_json }}}}", data
     )
 
 

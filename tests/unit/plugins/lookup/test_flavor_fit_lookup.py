@@ -1,41 +1,19 @@
 """The flavor_fit lookup as ansible runs it: one report per flavor; a bad option fails naming it."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.support.ansible_runner import run_expression
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, FLEET, KEYS, flavor
-
-REPO = Path(__file__).resolve().parents[4]
 
 
 def run_lookup(tmp_path, options: str):
-    link = tmp_path / "collections" / "ansible_collections" / "accel" / "openstack"
-    link.parent.mkdir(parents=True)
-    link.symlink_to(REPO)
     data = {
         "flavors": [flavor("a"), flavor("b", **{"pci_passthrough:alias": "h100:1"})],
         "fleet": FLEET,
         "aliases": ALIASES,
     }
-    (tmp_path / "vars.json").write_text(json.dumps(data))
-    expr = f"{{{{ query('accel.openstack.flavor_fit', *flavors, fleet=fleet, {options}) | to_json }}}}"
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"),
-        ANSIBLE_LOCALHOST_WARNING="false",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
-        ANSIBLE_NOCOLOR="1",
-    )
-    ansible = Path(sys.executable).parent / "ansible"
-    return subprocess.run(
-        [str(ansible), "localhost", "-m", "ansible.builtin.debug", "-a", f"msg={expr}", "-e", f"@{tmp_path}/vars.json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+    return run_expression(
+        tmp_path, f"{{{{ query('accel.openstack.flavor_fit', *flavors, fleet=fleet, {options}) | to_json }}}}", data
     )
 
 
