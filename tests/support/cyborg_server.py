@@ -155,28 +155,16 @@ class CyborgServer(ServiceProcess):
         service: bool = False,
         microversion: str = MICROVERSION,
     ):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("OpenStack-API-Version", f"accelerator {microversion}")
-        req.add_header("Accept", "application/json")
-        req.add_header("X-Roles", roles)
-        req.add_header("X-User-Id", "accel-test-user")
+        headers = {
+            "OpenStack-API-Version": f"accelerator {microversion}",
+            "X-Roles": roles,
+            "X-User-Id": "accel-test-user",
+        }
         if project is not None:
-            req.add_header("X-Project-Id", project)
+            headers["X-Project-Id"] = project
         if service:
-            req.add_header("X-Service-Roles", "service")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
-                raw = resp.read()
-                return resp.status, (json.loads(raw) if raw else None)
-        except urllib.error.HTTPError as err:
-            raw = err.read()
-            try:
-                return err.code, json.loads(raw)
-            except ValueError:
-                return err.code, raw.decode(errors="replace")
+            headers["X-Service-Roles"] = "service"
+        return self.json_request(method, path, body, headers)
 
     def seed(self, *specs: dict) -> list[dict]:
         """For each spec: a device, its control path, one deployable (provider ``rp_uuid``), attributes and

@@ -182,22 +182,7 @@ class IronicServer(ServiceProcess):
 
     # -- raw HTTP (tests use it to create nodes, drive inspection and read back) -----------------
     def request(self, method: str, path: str, body=None, microversion: str = MICROVERSION):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("X-OpenStack-Ironic-API-Version", microversion)
-        req.add_header("Accept", "application/json")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
-                raw = resp.read()
-                return resp.status, (json.loads(raw) if raw else None)
-        except urllib.error.HTTPError as err:
-            raw = err.read()
-            try:
-                return err.code, json.loads(raw)
-            except ValueError:
-                return err.code, raw.decode(errors="replace")
+        return self.json_request(method, path, body, {"X-OpenStack-Ironic-API-Version": microversion})
 
     def wait_state(self, node: str, states: tuple[str, ...], timeout: float = 60, settled: bool = True) -> dict:
         """Poll the node until its provision_state is one of ``states`` (and, when ``settled``, no

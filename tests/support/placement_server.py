@@ -7,7 +7,6 @@ fresh database in about two seconds.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -101,23 +100,8 @@ class PlacementServer(ServiceProcess):
 
     # -- raw HTTP (tests use it to seed and to read back) ----------------------------------------
     def request(self, method: str, path: str, body=None, microversion: str = MICROVERSION):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("X-Auth-Token", "admin")
-        req.add_header("OpenStack-API-Version", f"placement {microversion}")
-        req.add_header("Accept", "application/json")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
-                raw = resp.read()
-                return resp.status, (json.loads(raw) if raw else None)
-        except urllib.error.HTTPError as err:
-            raw = err.read()
-            try:
-                return err.code, json.loads(raw)
-            except ValueError:
-                return err.code, raw.decode(errors="replace")
+        headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": f"placement {microversion}"}
+        return self.json_request(method, path, body, headers)
 
     @property
     def auth(self) -> dict:

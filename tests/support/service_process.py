@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 
 
 class ServiceProcess:
-    """Owns ``proc`` (the service's process) and ``workdir``; subclasses implement ``start()``.
+    """Owns ``proc`` (the service's process) and ``workdir``; subclasses implement ``start()`` and set
+    ``url``.
 
     ``stop()`` terminates the process, killing it after ``stop_timeout`` seconds; ``close()`` also removes
     the work directory when the server made it (``_own_workdir``)."""
@@ -15,6 +19,7 @@ class ServiceProcess:
     stop_timeout = 15
     proc: subprocess.Popen | None = None
     workdir: str
+    url: str
     _own_workdir = False
 
     def start(self):
@@ -34,6 +39,27 @@ class ServiceProcess:
         self.stop()
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def json_request(self, method: str, path: str, body, headers: dict[str, str]) -> tuple[int, object]:
+        """One JSON call to the service at ``self.url``: its status and its body (decoded JSON, None when
+        empty; an error's text when it is not JSON)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Accept", "application/json")
+        for name, value in headers.items():
+            req.add_header(name, value)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                raw = resp.read()
+                return resp.status, (json.loads(raw) if raw else None)
+        except urllib.error.HTTPError as err:
+            raw = err.read()
+            try:
+                return err.code, json.loads(raw)
+            except ValueError:
+                return err.code, raw.decode(errors="replace")
 
     def __enter__(self):
         return self.start()
