@@ -396,10 +396,11 @@ class Structure:
     @contextmanager
     def at(self, host: int) -> Iterator[Tree]:
         """The template with host ``host``'s usage put in place (taken back after)."""
+        tree = self.tree
         for inv, used in zip(self.inventories, self.usage[host]):  # noqa: B905
             inv.used = used
         try:
-            yield self.tree
+            yield tree
         finally:
             for inv in self.inventories:
                 inv.used = 0
