@@ -176,6 +176,8 @@ benchmark-solver: venv placement-venv collection
 
 benchmark-flavor-fit: venv collection
 	$(BIN)/python benchmarks/bench_flavor_fit.py
+	$(BIN)/python benchmarks/bench_flavor_fit.py --usage-patterns 10000
+	$(BIN)/python benchmarks/bench_flavor_fit.py --usage-patterns 10000 --busy-devices 0.3
 
 benchmark-audit: venv collection
 	$(BIN)/python benchmarks/bench_audit.py
