@@ -18,8 +18,8 @@ How each part is computed:
   host's own tree without ``limit``, capped at ``count_limit``. Usage only grows while copies are
   placed, so the first candidate that still fits is always the next one of the original list, and a
   candidate is repeated as often as capacity allows before moving on. Hosts whose trees differ only in
-  usage (no sharing provider) are counted and explained together, from one template tree and a usage
-  row per host (``host_trees.Structure``), with no search per host.
+  usage and sizes (no sharing provider) are counted and explained together, from one template tree and
+  a usage and sizes row per host (``host_trees.Structure``), with no search per host.
 - ``why_not``: per root that is not in ``hosts``, the first constraint that fails there (the solver's
   explanation on that tree), or the ``limit`` that cut Placement's answer before the host.
 - ``reason``: ``null`` when it fits, else a code (see ``REASON_CODES``) found by relaxing the request
@@ -143,17 +143,18 @@ class FlavorFit:
         fleet = self.fleet
         self.root_names = {p.uuid: p.name for p in fleet.roots}
         self.names = [p.name for p in fleet.roots]
-        # Hosts whose trees differ only in usage share one structure: one template tree, searched once
-        # per flavor, and a usage row per host (``host_trees.Structure``). A tree that shares providers
+        # Hosts whose trees differ only in usage and sizes share one structure: one template tree, searched
+        # once per flavor, and a usage and sizes row per host (``host_trees.Structure``). A tree that shares providers
         # with others (or every tree, without ``share_shapes``) is asked on its own (``Alone``).
         self.share_shapes = share_shapes
         self.shape_of: list[int] = []
         self.units: list[Structure | Alone] = []
         self.representative: list[str] = []
         index_of: dict[tuple, int] = {}
-        members: dict[int, tuple[list[int], list[tuple]]] = {}  # per structure: rows and usage rows
+        members: dict[int, tuple[list[int], list[tuple], list[tuple]]] = {}  # per structure: rows, usage, sizes
+        known_sizes: dict[tuple, tuple] = {}  # equal sizes rows are one tuple
         for row, root in enumerate(fleet.roots):
-            key, used = self._key(root.uuid) if share_shapes else (None, None)
+            key, used, sizes = self._key(root.uuid) if share_shapes else (None, None, None)
             if key is None:
                 index = len(self.units)
                 self.units.append(Alone(fleet, root.uuid, row))
@@ -164,13 +165,14 @@ class FlavorFit:
                     index = index_of[key] = len(self.units)
                     self.units.append(None)
                     self.representative.append(root.uuid)
-                    members[index] = ([], [])
+                    members[index] = ([], [], [])
                 found = members[index]
                 found[0].append(row)
                 found[1].append(used)
+                found[2].append(known_sizes.setdefault(sizes, sizes))
             self.shape_of.append(index)
-        for index, (found_rows, found_usage) in members.items():
-            self.units[index] = Structure(fleet, self.representative[index], found_rows, found_usage)
+        for index, (found_rows, found_usage, found_sizes) in members.items():
+            self.units[index] = Structure(fleet, self.representative[index], found_rows, found_usage, found_sizes)
         # Whether "does any host give a candidate" may be asked of each structure instead of the whole
         # fleet: true when no provider shares via an aggregate (every candidate then lies in one tree).
         self.by_shape = share_shapes and not fleet.sharing
@@ -182,31 +184,36 @@ class FlavorFit:
         self._positions: list[list[int]] | None = None
 
     # -- trees -------------------------------------------------------------------------------------
-    def _key(self, root: str) -> tuple[tuple | None, tuple | None]:
-        """The structure of a root's tree (all but usage) and its usage row; (None, None) for a tree that
-        shares providers with others."""
+    def _key(self, root: str) -> tuple[tuple | None, tuple | None, tuple | None]:
+        """The structure of a root's tree (all but usage and sizes), its usage row and its sizes row
+        (``(total, reserved, allocation_ratio, max_unit)`` per inventory); Nones for a tree that shares
+        providers with others. A ``max_unit`` no smaller than the capacity never decides anything (an
+        amount that fits the capacity fits it), so it stays out of the structure; a smaller one is in it."""
         fleet = self.fleet
         tree = fleet.trees[root]
         if root in fleet.shared_with or any(p.uuid in fleet.sharing for p in tree):
-            return None, None
+            return None, None, None
         position = {p.uuid: i for i, p in enumerate(tree)}
         key = []
         used = []
+        sizes = []
         for p in tree:
             inventories = sorted(p.inventories.items())
             key.append(
                 (
                     position.get(p.parent),
                     tuple(
-                        (rc, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio)
+                        (rc, i.min_unit, i.step_size, None if i.max_unit >= i.capacity else i.max_unit)
                         for rc, i in inventories
                     ),
                     p.traits,
                     p.aggregates,
                 )
             )
-            used += [i.used for _rc, i in inventories]
-        return tuple(key), tuple(used)
+            for _rc, i in inventories:
+                used.append(i.used)
+                sizes.append((i.total, i.reserved, i.allocation_ratio, i.max_unit))
+        return tuple(key), tuple(used), tuple(sizes)
 
     def _empty_fleet(self) -> Fleet:
         if self._empty is None:

@@ -6,20 +6,22 @@
 copies placed one after another (``count``) and why it has no candidate (``reason``), each asked of the
 solver on that tree.
 
-``Structure`` stands for every host whose tree is the same but for usage (same providers in the same
-places, inventories, traits and aggregates, no sharing provider): one template tree with no usage, and
-each host's usage as a row of numbers. What ``Tree`` answers host by host, ``Structure`` answers for all
-of them from the template's candidates, without a search per host:
+``Structure`` stands for every host whose tree is the same but for usage and sizes (same providers in
+the same places, classes, units, steps, traits and aggregates, no sharing provider): one template tree
+with no usage, each inventory as large as the largest host's, and each host's usage as a row of numbers,
+where what a host lacks of the largest capacity counts as used. What ``Tree`` answers host by host,
+``Structure`` answers for all of them from the template's candidates, without a search per host:
 
 - A candidate fits a host with usage ``U`` exactly when it is a candidate of the template and its summed
   amounts fit ``U`` (every check of Placement's is either structural or ``used + amount <= capacity``,
-  which only tightens as usage grows), and the solver lists a used tree's candidates in the template's
-  order, so the copies a host takes one after another are the template's candidates taken in order
-  from ``U``.
+  which only tightens as usage grows; ``max_unit`` is in the structure where it can decide), and the
+  solver lists a used tree's candidates in the template's order, so the copies a host takes one after
+  another are the template's candidates taken in order from ``U``.
 - The ``(provider, class, amount)`` every candidate of the flavor shares (the root's VCPU and MEMORY_MB,
   typically) limits the copies by a closed form, ``min(free // amount)``; what the candidates do not
-  share (which devices) is counted by placing copies on those providers alone, once per distinct usage
-  of them (often one per structure: devices unused), and the host's count is the smaller of the two.
+  share (which devices) is counted by a closed form where their shape has one (``_closed_form``), else by
+  placing copies on those providers alone, once per distinct usage of them, and the host's count is the
+  smaller of the two.
   Both are what placing one copy at a time gives (``Tree.count``), to the unit: the shared part loses
   exactly ``amount`` per copy whichever candidate takes it.
 - Why a host has no candidate follows ``Tree.reason``'s order: the totals (per class, the host's free
@@ -326,10 +328,31 @@ class Structure:
 
     templated = True
 
-    def __init__(self, fleet: Fleet, root: str, rows: list[int], usage: list[tuple]):
+    def __init__(self, fleet: Fleet, root: str, rows: list[int], usage: list[tuple], sizes: list[tuple]):
         self._fleet, self._root = fleet, root
         self.rows = rows  # positions of the hosts in the fleet's roots
-        self.usage = usage  # per host, the used amount of each inventory (tree order, classes sorted)
+        self._used = usage  # per host, the used amount of each inventory (tree order, classes sorted)
+        self._sizes = sizes  # per host, (total, reserved, allocation_ratio, max_unit) of each inventory
+        # Every host is measured against the largest capacity of each inventory: a host with less counts
+        # the difference as used, so "used + amount <= capacity" reads the same for all of them.
+        distinct = {id(row): row for row in sizes}
+        self.uniform = len(distinct) == 1
+        self._largest = [
+            max((row[k] for row in distinct.values()), key=lambda size: (size[0] - size[1]) * size[2])
+            for k in range(len(sizes[0]))
+        ]
+        if self.uniform:
+            self.usage = usage
+        else:
+            largest = [int((t - r) * a) for t, r, a, _m in self._largest]
+            short = {
+                ident: tuple(most - int((t - r) * a) for most, (t, r, a, _m) in zip(largest, row))  # noqa: B905
+                for ident, row in distinct.items()
+            }
+            self.usage = [
+                tuple(u + s for u, s in zip(used, short[id(row)]))  # noqa: B905
+                for used, row in zip(usage, sizes)  # noqa: B905
+            ]
         self._tree: Tree | None = None
         self.inventories: list[Inventory] = []
         self.index: dict[tuple[str, str], int] = {}
@@ -344,7 +367,8 @@ class Structure:
 
     @property
     def tree(self) -> Tree:
-        """The template: the first host's tree, with its providers named by position and no usage."""
+        """The template: the first host's tree, with its providers named by position, no usage, and each
+        inventory as large as the largest host's (``max_unit`` too): every candidate of any host is one."""
         if self._tree is None:
             self._tree = Tree(self._fleet, self._root, templated=True)
             for provider in self._tree.fleet.order:
@@ -353,6 +377,10 @@ class Structure:
                     inv.used = 0
                     self.index[provider.uuid, rc] = len(self.inventories)
                     self.inventories.append(inv)
+            if not self.uniform:
+                for k, inv in enumerate(self.inventories):
+                    _set_sizes(inv, self._largest[k], max(row[k][3] for row in self._sizes))
+            self._template = [(i.total, i.reserved, i.allocation_ratio, i.max_unit) for i in self.inventories]
             self.capacity = [inv.capacity for inv in self.inventories]
         return self._tree
 
@@ -394,16 +422,23 @@ class Structure:
         return found
 
     @contextmanager
-    def at(self, host: int) -> Iterator[Tree]:
-        """The template with host ``host``'s usage put in place (taken back after)."""
+    def at(self, host: int, empty: bool = False) -> Iterator[Tree]:
+        """The template with host ``host``'s usage (none with ``empty``) and sizes put in place (the
+        template's taken back after)."""
         tree = self.tree
-        for inv, used in zip(self.inventories, self.usage[host]):  # noqa: B905
-            inv.used = used
+        for inv, used in zip(self.inventories, self._used[host]):  # noqa: B905
+            inv.used = 0 if empty else used
+        if not self.uniform:
+            for inv, size in zip(self.inventories, self._sizes[host]):  # noqa: B905
+                _set_sizes(inv, size, size[3])
         try:
             yield tree
         finally:
             for inv in self.inventories:
                 inv.used = 0
+            if not self.uniform:
+                for inv, size in zip(self.inventories, self._template):  # noqa: B905
+                    _set_sizes(inv, size, size[3])
 
     # -- candidates ------------------------------------------------------------------------------
     def plan(self, request: Request) -> _Plan:
@@ -554,15 +589,33 @@ class Structure:
         """Whether any host (or, with ``empty``, the template with no usage) gives the request a candidate."""
         plan = self.plan(request)
         if not plan.too_many:
-            return bool(plan.takes) and (empty or any(self._by_host(plan.takes, 1, copies=True)))
-        # Too many candidates to list on the template: one is looked for on each host.
-        if empty:
-            return _first(self.tree.fleet, request)
-        for host in range(len(self.usage)):
-            with self.at(host) as tree:
+            if not plan.takes:
+                return False
+            if not empty:
+                return any(self._by_host(plan.takes, 1, copies=True))
+            if self.uniform:
+                return True  # the template is an empty host
+            # An empty host of each size: what it lacks of the largest counts as used.
+            capacity = self.capacity
+            for host in self._one_per_size():
+                used = [e - u for e, u in zip(self.usage[host], self._used[host])]  # noqa: B905
+                if any(all(used[k] + amount <= capacity[k] for k, amount in takes) for takes in plan.takes):
+                    return True
+            return False
+        # Too many candidates to list on the template: one is looked for on each host (an empty one of
+        # each size).
+        for host in self._one_per_size() if empty else range(len(self.usage)):
+            with self.at(host, empty=empty) as tree:
                 if _first(tree.fleet, request):
                     return True
         return False
+
+    def _one_per_size(self) -> list[int]:
+        """One host of each distinct size."""
+        seen: dict[int, int] = {}
+        for host, row in enumerate(self._sizes):
+            seen.setdefault(id(row), host)
+        return list(seen.values())
 
     # -- reasons ---------------------------------------------------------------------------------
     def reasons(self, request: Request, hosts: list[int]) -> dict[int, str]:
@@ -661,6 +714,13 @@ class Structure:
             return sentence
         names = self._names(host)
         return parts[0] % tuple([names[i] for i in parts[1]])
+
+
+def _set_sizes(inv: Inventory, size: tuple, max_unit: int) -> None:
+    """An inventory's total, reserved, ratio (and the limit they give) and max_unit."""
+    inv.total, inv.reserved, inv.allocation_ratio = size[0], size[1], size[2]
+    inv.limit = (size[0] - size[1]) * size[2]
+    inv.max_unit = max_unit
 
 
 def _first(fleet: Fleet, request: Request) -> bool:
