@@ -26,11 +26,8 @@ case wrote are deleted after it, so the next case starts from the fleet as loade
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import urllib.error
-import urllib.request
 import uuid
 import warnings
 
@@ -38,25 +35,14 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from tests.support.nova_venv import serve  # noqa: E402
+from tests.support.service_process import json_call  # noqa: E402
 
 PROJECT = "6b4a3c2e-0000-4000-8000-000000000001"
 USER = "6b4a3c2e-0000-4000-8000-000000000002"
 
 
 def _request(url: str, method: str, path: str, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url + path, data=data, method=method)
-    req.add_header("X-Auth-Token", "admin")
-    req.add_header("OpenStack-API-Version", "placement 1.39")
-    req.add_header("Accept", "application/json")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            raw = resp.read()
-            return resp.status, (json.loads(raw) if raw else None)
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode(errors="replace")
+    return json_call(url, method, path, body, {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.39"})
 
 
 def _scheduler(multiplier: float):

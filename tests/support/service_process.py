@@ -41,28 +41,33 @@ class ServiceProcess:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def json_request(self, method: str, path: str, body, headers: dict[str, str]) -> tuple[int, object]:
-        """One JSON call to the service at ``self.url``: its status and its body (decoded JSON, None when
-        empty; an error's text when it is not JSON)."""
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Accept", "application/json")
-        for name, value in headers.items():
-            req.add_header(name, value)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
-                raw = resp.read()
-                return resp.status, (json.loads(raw) if raw else None)
-        except urllib.error.HTTPError as err:
-            raw = err.read()
-            try:
-                return err.code, json.loads(raw)
-            except ValueError:
-                return err.code, raw.decode(errors="replace")
+        """One JSON call to the service at ``self.url`` (see ``json_call``)."""
+        return json_call(self.url, method, path, body, headers)
 
     def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def json_call(url: str, method: str, path: str, body, headers: dict[str, str]) -> tuple[int, object]:
+    """One JSON call: its status and its body (decoded JSON, None when empty; an error's text when it is
+    not JSON). Standard library only: the Nova oracles run it under the nova venv too."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, method=method)
+    req.add_header("Accept", "application/json")
+    for name, value in headers.items():
+        req.add_header(name, value)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            raw = resp.read()
+            return resp.status, (json.loads(raw) if raw else None)
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        try:
+            return err.code, json.loads(raw)
+        except ValueError:
+            return err.code, raw.decode(errors="replace")
