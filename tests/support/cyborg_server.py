@@ -12,9 +12,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 
 from tests.support.ironic_server import free_port
 from tests.support.service_process import ServiceProcess
@@ -121,28 +118,15 @@ class CyborgServer(ServiceProcess):
             check=True,
             capture_output=True,
         )
-        out = open(os.path.join(self.workdir, "cyborg.out"), "ab")  # noqa: SIM115 - owned by proc
-        self.proc = subprocess.Popen(
-            [self.python, os.path.join(HERE, "cyborg_wsgi.py"), self.config, str(self.port), str(self.standin_port),
-             self.events_file, self.servers_file, ADMIN_PROJECT],
-            env=self._env(),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise CyborgUnavailable(f"Cyborg exited; see {self.workdir}/cyborg.out and cyborg.log")
-            try:
-                status, _body = self.request("GET", "/v2/device_profiles")
-                if status == 200:
-                    return self
-            except (urllib.error.URLError, ConnectionError, OSError):
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise CyborgUnavailable("Cyborg did not answer within 120 s")
+        argv = [self.python, os.path.join(HERE, "cyborg_wsgi.py"), self.config, str(self.port),
+                str(self.standin_port), self.events_file, self.servers_file, ADMIN_PROJECT]  # fmt: skip
+        self.launch(argv, self._env(), "cyborg.out")
+
+        def ready() -> bool:
+            status, _body = self.request("GET", "/v2/device_profiles")
+            return status == 200
+
+        return self.await_ready(ready, CyborgUnavailable, "Cyborg", f"{self.workdir}/cyborg.out and cyborg.log", 0.2)
 
     # -- raw HTTP, as a project member, an admin or Nova's service user ----------------------------
     def request(

@@ -16,8 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 from tests.support.service_process import ServiceProcess
 
@@ -158,27 +156,14 @@ class IronicServer(ServiceProcess):
             check=True,
             capture_output=True,
         )
-        out = open(os.path.join(self.workdir, "ironic.out"), "ab")  # noqa: SIM115 - owned by proc
-        self.proc = subprocess.Popen(
-            [os.path.join(self.bin, "ironic"), "--config-file", self.config],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise IronicUnavailable(f"Ironic exited; see {self.workdir}/ironic.log and ironic.out")
-            try:
-                status, body = self.request("GET", "/v1/conductors")
-                if status == 200 and body.get("conductors"):
-                    return self
-            except (urllib.error.URLError, ConnectionError, OSError):
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise IronicUnavailable("Ironic did not answer within 120 s")
+        self.launch([os.path.join(self.bin, "ironic"), "--config-file", self.config], env, "ironic.out")
+
+        def ready() -> bool:
+            status, body = self.request("GET", "/v1/conductors")
+            return status == 200 and bool(body.get("conductors"))
+
+        logs = f"{self.workdir}/ironic.log and ironic.out"
+        return self.await_ready(ready, IronicUnavailable, "Ironic", logs, 0.2)
 
     # -- raw HTTP (tests use it to create nodes, drive inspection and read back) -----------------
     def request(self, method: str, path: str, body=None, microversion: str = MICROVERSION):

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
@@ -71,31 +70,19 @@ class NovaApiServer(ServiceProcess):
     def start(self) -> NovaApiServer:
         self._configure()
         port_file = os.path.join(self.workdir, "port")
-        log = open(os.path.join(self.workdir, "nova-api.log"), "ab")  # noqa: SIM115 - owned by proc
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
-        self.proc = subprocess.Popen(
-            [self.python, os.path.join(HERE, "nova_api_wsgi.py"), self.workdir, port_file],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"nova-api exited; see {self.workdir}/nova-api.log")
-            if os.path.exists(port_file):
-                with open(port_file) as handle:
-                    self.port = int(handle.read())
-                try:
-                    self.request("GET", "/flavors")
-                    return self
-                except (urllib.error.URLError, ConnectionError):
-                    pass
-            time.sleep(0.1)
-        self.close()
-        raise RuntimeError("nova-api did not answer within 120 s")
+        self.launch([self.python, os.path.join(HERE, "nova_api_wsgi.py"), self.workdir, port_file], env, "nova-api.log")
+
+        def ready() -> bool:
+            if not os.path.exists(port_file):
+                return False
+            with open(port_file) as handle:
+                self.port = int(handle.read())
+            self.request("GET", "/flavors")
+            return True
+
+        return self.await_ready(ready, RuntimeError, "nova-api", f"{self.workdir}/nova-api.log", 0.1, self.close)
 
     def request(self, method: str, path: str, body=None):
         data = None if body is None else json.dumps(body).encode()

@@ -11,9 +11,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 
 from tests.support.service_process import ServiceProcess
 
@@ -68,29 +65,17 @@ class PlacementServer(ServiceProcess):
         manage = os.path.join(self.venv, "bin", "placement-manage")
         subprocess.run([manage, "db", "sync"], env=self._env(), check=True, capture_output=True)
         port_file = os.path.join(self.workdir, f"port-{self._generation}")
-        log = open(os.path.join(self.workdir, "placement.log"), "ab")  # noqa: SIM115 - owned by proc
-        self.proc = subprocess.Popen(
-            [self.python, os.path.join(HERE, "placement_wsgi.py"), port_file],
-            env=self._env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise PlacementUnavailable(f"Placement exited; see {self.workdir}/placement.log")
-            if os.path.exists(port_file):
-                with open(port_file) as handle:
-                    self.port = int(handle.read())
-                try:
-                    self.request("GET", "/")
-                    return self
-                except (urllib.error.URLError, ConnectionError):
-                    pass
-            time.sleep(0.05)
-        self.stop()
-        raise PlacementUnavailable("Placement did not answer within 120 s")
+        self.launch([self.python, os.path.join(HERE, "placement_wsgi.py"), port_file], self._env(), "placement.log")
+
+        def ready() -> bool:
+            if not os.path.exists(port_file):
+                return False
+            with open(port_file) as handle:
+                self.port = int(handle.read())
+            self.request("GET", "/")
+            return True
+
+        return self.await_ready(ready, PlacementUnavailable, "Placement", f"{self.workdir}/placement.log", 0.05)
 
     def reset(self) -> PlacementServer:
         """A fresh, empty database (a new process on a new port)."""

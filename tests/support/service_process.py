@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 
 class ServiceProcess:
@@ -39,6 +42,36 @@ class ServiceProcess:
         self.stop()
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def launch(self, argv: list[str], env: dict, log: str) -> None:
+        """Start the service's process in its own session, its output appended to ``log`` (in the workdir)."""
+        out = open(os.path.join(self.workdir, log), "ab")  # noqa: SIM115 - owned by proc
+        self.proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def await_ready(
+        self,
+        ready: Callable[[], bool],
+        unavailable: Callable[[str], Exception],
+        name: str,
+        logs: str,
+        pause: float,
+        give_up: Callable[[], None] | None = None,
+    ):
+        """Poll ``ready()`` (a connection error is "not yet") every ``pause`` seconds for 120 s. If the
+        process ends first, raise ``unavailable`` naming its ``logs``; after 120 s, give up (``stop()``
+        unless ``give_up``) and raise ``unavailable`` saying so."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise unavailable(f"{name} exited; see {logs}")
+            try:
+                if ready():
+                    return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            time.sleep(pause)
+        (give_up or self.stop)()
+        raise unavailable(f"{name} did not answer within 120 s")
 
     def json_request(self, method: str, path: str, body, headers: dict[str, str]) -> tuple[int, object]:
         """One JSON call to the service at ``self.url`` (see ``json_call``)."""
