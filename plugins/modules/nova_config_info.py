@@ -74,13 +74,8 @@ options:
     description: Whether the O(control_hosts) also run Kolla-Ansible's nova-super-conductor.
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no diff.
+extends_documentation_fragment:
+  - accel.openstack.read_only
 notes:
   - The root of the host is given by O(root); nothing outside it is read.
 """

@@ -54,13 +54,7 @@ options:
     type: str
 extends_documentation_fragment:
   - accel.openstack.openstack
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no diff.
+  - accel.openstack.read_only
 requirements:
   - jmespath (for O(query))
 """
