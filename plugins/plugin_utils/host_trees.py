@@ -36,6 +36,7 @@ the template with its usage put in place (the answers are the same, only slower)
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -53,7 +54,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks impo
     check_resource_classes,
     check_traits,
 )
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import suffixed_rows
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import asks, group_rows, suffixed_rows
 
 # A template names its providers by position: "\x00N\x00".
 _PLACE = re.compile("\x00([0-9]+)\x00")
@@ -245,16 +246,21 @@ class _Plan:
     structure's inventories, in the solver's order (``too_many`` when they are over the search budget,
     ``refused`` for Placement's 400)."""
 
-    __slots__ = ("takes", "too_many", "refused", "_request", "_fleet", "_steps")
+    __slots__ = ("takes", "weight", "too_many", "refused", "_request", "_fleet", "_steps")
 
     def __init__(self, structure: Structure, request: Request):
         self.takes: list[tuple] = []
+        self.weight = 1
         self.too_many = self.refused = False
         tree = structure.tree
         self._request = dataclasses.replace(request, limit=None)
         self._fleet = tree.fleet
         self._steps: int | None = None
         index = structure.index
+        compact = _device_sets(structure, self._request)
+        if compact is not None:
+            self.takes, self.weight = compact
+            return
         try:
             result = answer(tree.fleet, self._request)
         except RequestError:
@@ -284,6 +290,74 @@ class _Plan:
                 return None
             self._steps = budget.used
         return self._steps
+
+
+# Device sets are listed instead of candidates from this many candidates on.
+_SETS_FROM = 1000
+
+
+def _device_sets(structure: Structure, request: Request) -> tuple[list[tuple], int] | None:
+    """The template's candidates one per device set, where a flavor asks N single devices of an alias
+    (N groups of one unit of one class over devices of capacity 1, as Nova asks ``alias:N``): the N! orders
+    of one set are candidates alike for every count and check here, so each set stands for ``weight``
+    of them (the product of N! over the aliases). Sets come in the order of their first candidate
+    (``itertools.combinations`` of the devices in the solver's order), after the unsuffixed group's
+    choices. None where the request has another shape, or has few candidates (they are listed)."""
+    if request.same_subtrees:
+        return None
+    tree = structure.tree
+    fleet, anchor, index = tree.fleet, tree.root, structure.index
+    try:
+        parts = group_rows(fleet, request, Budget())
+    except (NoCandidates, RequestError):
+        return None
+    families: list[tuple[tuple, str, int, list[Provider]]] = []  # (asks key, class, groups, devices)
+    classes: list[str] = [rc for _suffix, group, _rows in parts for rc in group.resources]
+    unsuffixed = None
+    for suffix, group, rows in parts:
+        if not suffix:
+            unsuffixed = rows
+            continue
+        if len(group.resources) != 1:
+            return None
+        ((rc, amount),) = group.resources.items()
+        key = asks(group)
+        if families and families[-1][0] == key:
+            families[-1] = (key, rc, families[-1][2] + 1, families[-1][3])
+            continue
+        if amount != 1 or any(f[0] == key for f in families):
+            return None  # a family that is not one run of equal groups
+        devices = rows.get(anchor, [])
+        if any(p.inventories[rc].capacity != 1 for p in devices):
+            return None
+        families.append((key, rc, 1, devices))
+    if not families:
+        return None
+    for _key, rc, groups, _devices in families:
+        if classes.count(rc) != groups:
+            return None  # another group asks the same class
+    seen: set[str] = set()
+    for _key, _rc, _groups, devices in families:
+        uuids = {p.uuid for p in devices}
+        if uuids & seen:
+            return None
+        seen |= uuids
+    if math.prod(math.perm(len(d), n) for _k, _rc, n, d in families) < _SETS_FROM:
+        return None
+    if unsuffixed is None:
+        heads = [()]
+    else:
+        heads = [
+            tuple((index[p.uuid, rc], amount) for p, (rc, amount) in zip(combo, unsuffixed.wanted))  # noqa: B905
+            for combo in unsuffixed.combos(anchor, keep=False)
+        ]
+    weight = math.prod(math.factorial(n) for _k, _rc, n, _d in families)
+    choices = [
+        [tuple((index[p.uuid, rc], 1) for p in chosen) for chosen in itertools.combinations(devices, n)]
+        for _key, rc, n, devices in families
+    ]
+    takes = [head + sum(sets, ()) for head in heads for sets in itertools.product(*choices)]
+    return takes, weight
 
 
 def _shared_part(candidates: list[tuple]) -> tuple[tuple, list[tuple]]:
@@ -551,7 +625,10 @@ class Structure:
             return None
         if not plan.takes:
             return [0] * len(self.usage), steps
-        return self._by_host(plan.takes, 1, copies=False), steps
+        found = self._by_host(plan.takes, 1, copies=False)
+        if plan.weight != 1:
+            found = [count * plan.weight for count in found]
+        return found, steps
 
     def first_providers(self, request: Request, group) -> list[int | None]:
         """Per host, the tree position of the first provider that alone serves the suffixed ``group`` of

@@ -19,6 +19,20 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 MICROVERSION = "1.39"
 
 
+# The section of each Placement option the tests set (oslo.config reads OS_<SECTION>__<OPTION>).
+CONFIG_GROUPS = {
+    "max_allocation_candidates": "placement",
+    "allocation_candidates_generation_strategy": "placement",
+    "randomize_allocation_candidates": "placement",
+    "optimize_for_wide_provider_trees": "workarounds",
+}
+
+
+def config_variable(name: str) -> str:
+    """The environment variable that sets Placement's option ``name``."""
+    return f"OS_{CONFIG_GROUPS[name].upper()}__{name.upper()}"
+
+
 def placement_venv() -> str:
     return os.environ.get("ACCEL_PLACEMENT_VENV") or os.path.join(REPO, ".venv-placement")
 
@@ -32,7 +46,8 @@ class PlacementServer(ServiceProcess):
 
     stop_timeout = 10
 
-    def __init__(self, workdir: str | None = None):
+    def __init__(self, workdir: str | None = None, config: dict | None = None):
+        self.config = dict(config or {})
         self.venv = placement_venv()
         self.python = os.path.join(self.venv, "bin", "python")
         if not os.path.exists(self.python):
@@ -51,6 +66,8 @@ class PlacementServer(ServiceProcess):
         env["OS_API__AUTH_STRATEGY"] = "noauth2"
         env["OS_PLACEMENT_DATABASE__CONNECTION"] = f"sqlite:///{self.db_path}"
         env.pop("PYTHONPATH", None)
+        for name, value in self.config.items():
+            env[config_variable(name)] = str(value).lower() if isinstance(value, bool) else str(value)
         return env
 
     @property
@@ -61,9 +78,10 @@ class PlacementServer(ServiceProcess):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> PlacementServer:
-        manage = os.path.join(self.venv, "bin", "placement-manage")
-        subprocess.run([manage, "db", "sync"], env=self._env(), check=True, capture_output=True)
+    def start(self, sync: bool = True) -> PlacementServer:
+        if sync:
+            manage = os.path.join(self.venv, "bin", "placement-manage")
+            subprocess.run([manage, "db", "sync"], env=self._env(), check=True, capture_output=True)
         port_file = os.path.join(self.workdir, f"port-{self._generation}")
         self.launch([self.python, os.path.join(HERE, "placement_wsgi.py"), port_file], self._env(), "placement.log")
 
@@ -76,6 +94,16 @@ class PlacementServer(ServiceProcess):
             return True
 
         return self.await_ready(ready, PlacementUnavailable, "Placement", f"{self.workdir}/placement.log", 0.05)
+
+    def reconfigure(self, config: dict | None = None) -> PlacementServer:
+        """The same database served by a new process started with these settings (Placement's own option
+        names, see ``CONFIG_GROUPS``; None or {} is Placement's defaults)."""
+        self.stop()
+        self.config = dict(config or {})
+        port_file = os.path.join(self.workdir, f"port-{self._generation}")
+        if os.path.exists(port_file):
+            os.remove(port_file)
+        return self.start(sync=False)
 
     def reset(self) -> PlacementServer:
         """A fresh, empty database (a new process on a new port)."""

@@ -15,6 +15,7 @@ from itertools import product
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, product_size
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.counting import Option, TooManyStates, Walk
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
     all_of,
@@ -244,14 +245,10 @@ def _single_rows(fleet: Fleet, group: RequestGroup, anchors: set[str] | None) ->
     return rows
 
 
-def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False) -> dict:
-    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does, and
-    TooCombinatorial when the search would take more than ``budget`` steps.
-
-    ``roots_only``: instead of the answer, ``{"roots": [...], "candidates": N}``: the roots of the providers
-    the answer's candidates take from (in the order they first appear) and how many candidates there are,
-    without building the candidates or the provider summaries (the budget is spent the same way)."""
-    budget = budget or Budget()
+def group_rows(fleet: Fleet, request: Request, budget: Budget) -> list[tuple[str, RequestGroup, object]]:
+    """Each group in request order with what it offers: ``(suffix, group, rows)``, rows being a
+    ``_TreeRows`` for the unsuffixed group and ``{anchor: [providers]}`` for a suffixed one. Raises
+    NoCandidates (or RequestError) at the first group Placement stops at, as Placement checks them."""
     anchors = anchor_roots(fleet, request)
     parts = []
     # Suffixed groups that ask the same (a flavor's N devices of one alias) share their rows, which are
@@ -266,6 +263,18 @@ def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_o
         if rows is None:
             rows = rows_of[key] = _single_rows(fleet, group, anchors)
         parts.append((suffix, group, rows))
+    return parts
+
+
+def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False) -> dict:
+    """Placement's answer; raises NoCandidates (or RequestError) where the reference search does, and
+    TooCombinatorial when the search would take more than ``budget`` steps.
+
+    ``roots_only``: instead of the answer, ``{"roots": [...], "candidates": N}``: the roots of the providers
+    the answer's candidates take from (in the order they first appear) and how many candidates there are,
+    without building the candidates or the provider summaries (the budget is spent the same way)."""
+    budget = budget or Budget()
+    parts = group_rows(fleet, request, budget)
     singles = [rows for _suffix, _group, rows in parts if not isinstance(rows, _TreeRows)]
     trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
     order = _anchor_order(singles, trees)
@@ -325,8 +334,12 @@ def _combined_answer(
         return f"{count} suffixed groups{policy} over {providers_used} providers", size
 
     spend = budget.spend
+    if roots_only and not subtrees and not (sharing and _touches_sharing(sharing, tree, suffixed, order)):
+        counted = _counted_roots(fleet, order, tree, suffixed, isolate, limit, lambda n: spend(n, describe))
+        if counted is not None:
+            return counted
     for anchor in order:
-        for choice in _choices(anchor, tree, suffixed):
+        for choice in _choices(anchor, tree, suffixed, isolate, overlap, providers, lambda n: spend(n, describe)):
             spend(1, describe)
             if isolate and len({p.uuid for p in choice[first:]}) < count:
                 continue
@@ -352,15 +365,116 @@ def _combined_answer(
     return _result(fleet, allocation_requests, roots, roots_only)
 
 
+def _touches_sharing(sharing, tree: _TreeRows | None, suffixed: list, order) -> bool:
+    """Whether a sharing provider may serve some group (candidates may then repeat across anchors)."""
+    if tree is not None and tree.foreign:
+        return True
+    return any(p.uuid in sharing for _s, _w, rows in suffixed for found in rows.values() for p in found)
+
+
+def anchor_walk(fleet: Fleet, anchor: str, tree: _TreeRows | None, suffixed: list, isolate: bool) -> tuple:
+    """One anchor's product as a ``counting.Walk`` input: ``(levels, keys)`` with providers and keys
+    numbered in the order they are first met, so that anchors with the same shape give equal values
+    (usable as a cache key). ``suffixed``: ``(suffix, amounts, rows)`` per suffixed group."""
+    numbers: dict[str, int] = {}
+    keys: dict[tuple[str, str], int] = {}
+    key_rows: list[tuple[int, int, int, int]] = []
+
+    def key(p: Provider, rc: str) -> int:
+        found = keys.get((p.uuid, rc))
+        if found is None:
+            number = numbers.setdefault(p.uuid, len(numbers))
+            inv = p.inventories[rc]
+            found = keys[p.uuid, rc] = len(key_rows)
+            key_rows.append((number, inv.capacity, inv.used, inv.max_unit))
+        return found
+
+    levels = []
+    if tree is not None:
+        levels.append(
+            tuple(
+                Option(tuple((key(p, rc), amount) for p, (rc, amount) in zip(combo, tree.wanted)))  # noqa: B905
+                for combo in tree.combos(anchor, keep=False)
+            )
+        )
+    for _suffix, wanted, rows in suffixed:
+        options = []
+        for p in rows[anchor]:
+            takes = tuple((key(p, rc), amount) for rc, amount in wanted)
+            options.append(Option(takes, numbers.setdefault(p.uuid, len(numbers))))
+        levels.append(tuple(options))
+    return tuple(levels), tuple(key_rows)
+
+
+def _counted_roots(fleet: Fleet, order, tree, suffixed: list, isolate: bool, limit, spend) -> dict | None:
+    """The roots-only answer from counts (``counting.Walk``) rather than a listing, where some anchor's
+    product is large; None where listing is as cheap (every product small) or the providers do not fall
+    into few classes."""
+    anchors = list(order)
+    sizes = {}
+    for anchor in anchors:
+        if tree is not None and not tree.combos(anchor, keep=False):
+            sizes[anchor] = 0
+            continue
+        size = product_size(len(rows[anchor]) for _s, _w, rows in suffixed)
+        if tree is not None:
+            size *= len(tree.combos(anchor, keep=False))
+        sizes[anchor] = size
+    if max(sizes.values(), default=0) <= _SMALL_PRODUCT:
+        return None
+    totals: dict[tuple, int] = {}
+    roots: dict[str, None] = {}
+    counted = 0
+    left = limit if limit is not None and limit > 0 else None
+    for anchor in anchors:
+        if not sizes[anchor]:
+            continue
+        shape = anchor_walk(fleet, anchor, tree, suffixed, isolate)
+        found = totals.get(shape)
+        if found is None:
+            try:
+                walk = Walk(*shape, isolate=isolate)
+                found = totals[shape] = walk.total().valid
+            except TooManyStates:
+                return None
+            spend(len(walk._memo) + 1)
+        if not found:
+            continue
+        roots[anchor] = None
+        if left is None:
+            counted += found
+            continue
+        taken = min(found, left)
+        counted += taken
+        left -= taken
+        if not left:
+            break
+    return {"roots": list(roots), "candidates": counted}
+
+
 def _result(fleet: Fleet, allocation_requests: list, roots: dict, roots_only: bool) -> dict:
     if roots_only:
         return {"roots": list(roots), "candidates": len(allocation_requests)}
     return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
 
 
-def _choices(anchor: str, tree: _TreeRows | None, suffixed: list):
+def _choices(
+    anchor: str,
+    tree: _TreeRows | None,
+    suffixed: list,
+    isolate: bool = False,
+    overlap: bool = False,
+    providers: dict | None = None,
+    spend=None,
+):
     """Each choice of one entry per group under ``anchor``: the unsuffixed group's providers (when there
-    is that group), then one provider per suffixed group."""
+    is that group), then one provider per suffixed group, in the order of their product.
+
+    Where ``group_policy=isolate`` or a class asked by several groups can rule a prefix out (a provider
+    picked twice, or amounts summed past its capacity), a prefix that no completion can save is not
+    extended: the choices that remain are the product's valid ones in the product's order, and the walk
+    costs what they cost rather than what the whole product would (eight groups over eight devices: 8! of
+    8^8). ``spend(n)`` is charged for every prefix looked at."""
     lists = []
     if tree is not None:
         combos = tree.combos(anchor, keep=False)
@@ -369,7 +483,61 @@ def _choices(anchor: str, tree: _TreeRows | None, suffixed: list):
         lists.append(combos)
     for _suffix, _wanted, rows in suffixed:
         lists.append(rows[anchor])
-    return product(*lists)
+    if not (isolate or overlap) or product_size(len(found) for found in lists) <= _SMALL_PRODUCT:
+        return product(*lists)
+    return _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend)
+
+
+# Below this many combinations the plain product is walked: pruning would cost more than it saves.
+_SMALL_PRODUCT = 256
+
+
+def _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend):
+    """The product of ``lists`` without the prefixes that isolate or capacity rule out (see ``_choices``)."""
+    first = 0 if tree is None else 1
+    wanted = [tree.wanted] if tree is not None else []
+    wanted += [amounts for _suffix, amounts, _rows in suffixed]
+    depth = len(lists)
+    chosen: list = [None] * depth
+    taken: dict[tuple[str, str], int] = {}
+    picked: set[str] = set()
+
+    def takes(level: int, item) -> list[tuple[str, str, int]]:
+        if level < first:
+            return [(p.uuid, rc, amount) for p, (rc, amount) in zip(item, wanted[level])]  # noqa: B905
+        return [(item.uuid, rc, amount) for rc, amount in wanted[level]]
+
+    def walk(level: int):
+        if level == depth:
+            yield tuple(chosen)
+            return
+        items = lists[level]
+        if spend is not None:
+            spend(len(items))
+        for item in items:
+            pick = level >= first and isolate
+            if pick and item.uuid in picked:
+                continue
+            adds = takes(level, item) if overlap else ()
+            fits = True
+            for uuid, rc, amount in adds:
+                if not providers[uuid].inventories[rc].holds(taken.get((uuid, rc), 0) + amount):
+                    fits = False
+                    break
+            if not fits:
+                continue
+            for uuid, rc, amount in adds:
+                taken[uuid, rc] = taken.get((uuid, rc), 0) + amount
+            if pick:
+                picked.add(item.uuid)
+            chosen[level] = item
+            yield from walk(level + 1)
+            if pick:
+                picked.discard(item.uuid)
+            for uuid, rc, amount in adds:
+                taken[uuid, rc] -= amount
+
+    return walk(0)
 
 
 def _allocation(tree: _TreeRows | None, choice: tuple, suffixed: list) -> tuple[dict, dict]:
