@@ -15,7 +15,6 @@ from itertools import product
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import SHARING_TRAIT, Fleet, Provider
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestGroup
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, product_size
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.counting import Option, TooManyStates, Walk
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import (
     NoCandidates,
     all_of,
@@ -23,6 +22,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks impo
     checked,
     same_subtree,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.counting import Option, TooManyStates, Walk
 
 
 class _TreeRows:
