@@ -21,6 +21,7 @@ description:
   - A query that Placement answers with 400 Bad Request fails with Placement's message; unknown trait
     and resource class names get the closest existing names as a hint.
   - Use P(accel.openstack.placement_explain#lookup) to learn why a request has no candidates.
+  - With O(placement_config), the answer is that of a Placement configured so (see that option).
 options:
   _terms:
     description:
@@ -38,6 +39,8 @@ options:
         although no provider uses them.
     required: true
     type: dict
+extends_documentation_fragment:
+  - accel.openstack.placement_settings
 """
 
 EXAMPLES = r"""
@@ -75,6 +78,14 @@ _raw:
         - Every provider of each tree used by a candidate, by uuid, with C(resources) (C(capacity),
           C(used)), C(traits), C(parent_provider_uuid) and C(root_provider_uuid).
       type: dict
+    unclaimable:
+      description:
+        - Only with O(placement_config.optimize_for_wide_provider_trees) true, the positions in
+          RV(_raw[].allocation_requests) of candidates Placement returns although their summed amounts exceed a
+          provider's free capacity (Nova's claim of such a candidate fails, and Nova tries the next).
+      type: list
+      elements: int
+      returned: when O(placement_config.optimize_for_wide_provider_trees) is true
 """
 
 from ansible.plugins.lookup import LookupBase
@@ -85,4 +96,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allo
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        return fleet_lookup.run(self, terms, variables, kwargs, allocation_candidates)
+        def answer(fleet, request, config):
+            return allocation_candidates(fleet, request, config=config)
+
+        return fleet_lookup.run(self, terms, variables, kwargs, answer)

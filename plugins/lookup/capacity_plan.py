@@ -44,6 +44,8 @@ options:
     default: 0
 extends_documentation_fragment:
   - accel.openstack.nova_scheduling
+  - accel.openstack.placement_settings
+  - accel.openstack.placement_settings.timeout
 """
 
 EXAMPLES = r"""
@@ -115,6 +117,8 @@ _OPTIONS = (
     "max_placement_results",
     "aggregates_metadata",
     "enabled_filters",
+    "placement_config",
+    "placement_timeout",
 )
 
 

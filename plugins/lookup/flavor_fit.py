@@ -27,6 +27,8 @@ options:
     default: 64
 extends_documentation_fragment:
   - accel.openstack.nova_scheduling
+  - accel.openstack.placement_settings
+  - accel.openstack.placement_settings.timeout
 """
 
 EXAMPLES = r"""
@@ -79,6 +81,22 @@ _raw:
     after_filters:
       description: "C(hosts) and C(removed) (C({name: reason})) after the modelled Nova filters."
       type: dict
+    placement:
+      description:
+        - One entry per query Placement answers (in RV(_raw[].queries) order), what Placement at
+          O(placement_config) does with it. C(roots) (names, in the order Placement visits them) and C(per_root)
+          give the hosts its candidates come from before Nova's C(limit); C(roots_determined) is false where that
+          order depends on Placement's process (its hash seed) and a cut makes it matter; C(candidates) it
+          collects, C(unclaimable) of those (with the workaround); C(truncated) when max_allocation_candidates
+          stopped it; C(examined) tuples of the plain product (or prefixes of the pruned one) it walks;
+          C(collisions) the equality checks its candidate set makes; C(seconds) the predicted time (calibrated on
+          the real Placement 16, see the collection's docs/solver.md); C(overload) when above
+          O(placement_timeout); C(exact) false where a count could only be bounded.
+        - A query with C(overload) makes the flavor's RV(_raw[].outcome) C(no_host) with reason code
+          C(placement_overload), whose detail names the settings that fix it; RV(_raw[].max_instances) still
+          counts what the hosts hold.
+      type: list
+      elements: dict
 """
 
 from ansible.errors import AnsibleLookupError
@@ -96,6 +114,8 @@ _OPTIONS = (
     "max_placement_results",
     "aggregates_metadata",
     "enabled_filters",
+    "placement_config",
+    "placement_timeout",
 )
 
 

@@ -30,6 +30,8 @@ options:
         has no candidate at all, and none otherwise.
     type: list
     elements: str
+extends_documentation_fragment:
+  - accel.openstack.placement_settings
 """
 
 EXAMPLES = r"""
@@ -58,6 +60,11 @@ _raw:
       description: One entry per explained root provider with C(uuid), C(name), C(fits) and C(reason).
       type: list
       elements: dict
+    placement:
+      description:
+        - What Placement at O(placement_config) does with the query, as the P(accel.openstack.flavor_fit#lookup)
+          lookup's RV(accel.openstack.flavor_fit#lookup:_raw[].placement) entries say it.
+      type: dict
 """
 
 from ansible.plugins.lookup import LookupBase
@@ -68,7 +75,8 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.explain import exp
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        def answer(fleet, request):
-            return explain(fleet, request, self.get_option("roots"))  # options are set before the first answer
+        def answer(fleet, request, config):
+            # options are set before the first answer
+            return explain(fleet, request, self.get_option("roots"), config=config)
 
         return fleet_lookup.run(self, terms, variables, kwargs, answer)

@@ -39,6 +39,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError, gc_paused
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import TooCombinatorial, allocation_candidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import fix_words, generation
 
 ORDERS = ("as_given", "largest_first")
 WEIGHERS = {"spread": 1.0, "pack": -1.0}
@@ -522,11 +523,35 @@ def _translate(kinds: list[_Kind], plan: Plan) -> None:
                 break
         if kind.reason:
             continue
+        overload = _overload(plan, requests)
+        if overload is not None:
+            kind.reason = overload
+            kind.blocked = True
+            continue
         kind.requests = requests
         for group in requests[0].groups.values():
             for rc, amount in group.resources.items():
                 kind.totals[rc] = kind.totals.get(rc, 0) + amount
         kind.asks = frozenset(rc for r in requests for g in r.groups.values() for rc in g.resources)
+
+
+def _overload(plan: Plan, requests: list[Request]) -> dict | None:
+    """The ``placement_overload`` reason when Placement at the cloud's settings does not answer one of
+    the flavor's queries in time (on the fleet before the demand: its instances only make it smaller)."""
+    opts = plan.options
+    for request in requests:
+        work = generation(plan.fleet, request, opts.placement_config, opts.placement_timeout)
+        if work["overload"]:
+            return {
+                "code": "placement_overload",
+                "detail": (
+                    f"Placement at {opts.placement_config.words()} needs about {work['seconds']:,.0f} s for Nova's "
+                    f"query, more than the {opts.placement_timeout:,.0f} s Nova's call waits: no instance of this "
+                    f"flavor is placed. Fix: {fix_words(opts.placement_config)}"
+                ),
+                "did_you_mean": [],
+            }
+    return None
 
 
 def _fit_reasons(kinds: list[_Kind], placed: dict[str, int], snapshot: Mapping, options: FitOptions) -> None:

@@ -22,6 +22,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import (
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import generation
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import (
     combine,
     group_candidates,
@@ -144,12 +145,21 @@ def search_reason(fleet: Fleet, request: Request, root: str, budget: Budget) -> 
     return "every group fits alone, but capacity, group_policy and same_subtree together rule out every combination"
 
 
-def explain(fleet: Fleet, request: Request, roots=None, unknown: bool = True) -> dict:
+def explain(fleet: Fleet, request: Request, roots=None, unknown: bool = True, config=None) -> dict:
     """Explain the request's answer for the given root uuids or names (default: all roots); one search
     budget covers the whole explanation.
 
     ``unknown=False`` leaves the unknown names out (an empty list): a caller explaining many trees one at a
-    time looks for close names once, on the whole fleet."""
+    time looks for close names once, on the whole fleet. With ``config`` (``generation.PlacementConfig``)
+    the report also has ``placement``: what Placement at those settings does with the query (roots as
+    names)."""
+    if config is not None:
+        found = explain(fleet, request, roots, unknown)
+        work = generation(fleet, request, config)
+        work["roots"] = [fleet.providers[uuid].name for uuid in work["roots"]]
+        work["per_root"] = {fleet.providers[uuid].name: n for uuid, n in work["per_root"].items()}
+        found["placement"] = work
+        return found
     budget = Budget()
     try:
         candidates = solve(fleet, request, budget)

@@ -50,6 +50,14 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import Req
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import check_traits
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import asks
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import (
+    DEFAULT_TIMEOUT,
+    PlacementConfig,
+    PlacementConfigError,
+    check_timeout,
+    fix_words,
+    generation,
+)
 
 REASON_CODES = (
     "unknown_trait",
@@ -64,6 +72,7 @@ REASON_CODES = (
     "too_many_devices",
     "invalid_flavor",
     "scheduler_error",
+    "placement_overload",
 )
 GENERAL_CLASSES = frozenset({"VCPU", "PCPU", "MEMORY_MB", "DISK_GB"})
 _LIMIT_NAME = "max_placement_results"
@@ -84,6 +93,8 @@ class FitOptions:
     aggregates_metadata: list | None = None
     enabled_filters: tuple = nova_filters.MODELLED_FILTERS
     max_placement_results: int = 1000
+    placement_config: PlacementConfig = dataclasses.field(default_factory=PlacementConfig)
+    placement_timeout: float = DEFAULT_TIMEOUT
 
     @classmethod
     def checked(cls, **options) -> FitOptions:
@@ -92,6 +103,13 @@ class FitOptions:
         if unknown:
             raise FitOptionError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         values = {k: v for k, v in options.items() if v is not None}
+        try:
+            if "placement_config" in values:
+                values["placement_config"] = PlacementConfig.checked(values["placement_config"])
+            if "placement_timeout" in values:
+                values["placement_timeout"] = check_timeout(values["placement_timeout"])
+        except PlacementConfigError as exc:
+            raise FitOptionError(str(exc)) from None
         for name in ("pci_in_placement", "boot_from_volume"):
             if name in values and not isinstance(values[name], bool):
                 raise FitOptionError(f"{name} must be true or false, got {values[name]!r}")
@@ -358,6 +376,7 @@ class FlavorFit:
             "why_not": {},
             "reason": None,
             "after_filters": {"hosts": [], "removed": {}},
+            "placement": [],
         }
         opts = self.options
         try:
@@ -378,16 +397,24 @@ class FlavorFit:
             return self._refused(report, req.refusal.get("message", ""), req.refusal.get("did_you_mean") or [])
         requests: list[Request | None] = []
         answers: list[tuple[int, dict | str]] = []
+        works: list[dict] = []
         for query in req.queries:
             try:
                 request = Request.parse(query)
                 # Only the roots are needed: they stand in for the candidates, which merge_answers only
                 # concatenates (in Nova's order) and tests for emptiness.
-                answers.append((200, {"allocation_requests": self._roots(request)}))
+                roots = self._roots(request)
+                work = self._placement_work(request)
+                if work["truncated"] and work["roots_determined"] and work["candidates"] <= (request.limit or 0):
+                    # Generation stopped at max_allocation_candidates: Placement returns what it collected.
+                    roots = list(work["roots"])
+                works.append(work)
+                answers.append((200, {"allocation_requests": roots}))
                 requests.append(request)
             except RequestError as exc:
                 answers.append((400, str(exc)))
                 requests.append(None)
+        report["placement"] = [self._named(work) for work in works]
         merged = nova_flavor.merge_answers(req, answers)
         report.update(outcome=merged["outcome"], status=merged.get("status"), message=merged.get("message") or "")
         valid = [r for r in requests if r is not None]
@@ -403,9 +430,14 @@ class FlavorFit:
             report["why_not"] = {n: report["message"] for n in self.names}
             return report
         root_names = self.root_names
+        overload = next((work for work in works if work["overload"]), None)
+        if overload is not None:
+            self._count_and_explain(report, valid, set())
+            return self._overloaded(report, overload)
         hosts = sorted({root_names[root] for root in merged.get("candidates") or [] if root in root_names})
         report["hosts"] = hosts
-        self._count_and_explain(report, valid, set(hosts))
+        cut = next((work for work in works if work["truncated"]), None)
+        self._count_and_explain(report, valid, set(hosts), cut)
         if not hosts:
             report["reason"] = self._no_host_reason(valid)
         report["after_filters"] = nova_filters.run_filters(
@@ -419,6 +451,30 @@ class FlavorFit:
         )
         return report
 
+    def _placement_work(self, request: Request) -> dict:
+        """What Placement at the cloud's settings does with one of Nova's queries (``generation``)."""
+        return generation(self.fleet, request, self.options.placement_config, self.options.placement_timeout)
+
+    def _named(self, work: dict) -> dict:
+        found = dict(work)
+        found["roots"] = [self.root_names.get(root, root) for root in work["roots"]]
+        return found
+
+    def _overloaded(self, report: dict, work: dict) -> dict:
+        """Placement does not answer one of Nova's queries within the timeout: NoValidHost on any fleet."""
+        config = self.options.placement_config
+        detail = (
+            f"Placement at {config.words()} needs about {work['seconds']:,.0f} s for Nova's query "
+            f"({work['examined']:,} {'prefixes' if config.optimize_for_wide_provider_trees else 'combinations'} "
+            f"walked, {work['candidates']:,} candidates, {work['collisions']:,} equality checks), more than the "
+            f"{work['timeout']:,.0f} s Nova's call waits (placement_timeout): the boot ends in NoValidHost "
+            f"although {report['fleet_max_instances']} instance(s) fit. Fix: {fix_words(config)}"
+        )
+        report.update(outcome="no_host", status=None, message=detail, hosts=[])
+        report["reason"] = {"code": "placement_overload", "detail": detail, "did_you_mean": []}
+        report["why_not"] = {name: detail for name in self.names}
+        return report
+
     def _refused(self, report: dict, message: str, did_you_mean: list) -> dict:
         report.update(outcome="invalid_flavor", status=None, message=message)
         report["reason"] = {"code": "invalid_flavor", "detail": message, "did_you_mean": list(did_you_mean)}
@@ -426,7 +482,9 @@ class FlavorFit:
         report["why_not"] = {n: f"Nova refuses the flavor: {message}" for n in self.names}
         return report
 
-    def _count_and_explain(self, report: dict, requests: list[Request], hosts: set[str]) -> None:
+    def _count_and_explain(
+        self, report: dict, requests: list[Request], hosts: set[str], cut: dict | None = None
+    ) -> None:
         cap = self.options.count_limit
         names = self.names
         counts = [0] * len(names)
@@ -439,6 +497,19 @@ class FlavorFit:
             f"candidates exist on this host, but Placement's answer stops at limit="
             f"{self.options.max_placement_results} ({_LIMIT_NAME}) before it"
         )
+        if cut is not None:
+            config = self.options.placement_config
+            limited = (
+                f"candidates exist on this host, but Placement stops generating at max_allocation_candidates="
+                f"{config.max_allocation_candidates} ({config.allocation_candidates_generation_strategy}) before "
+                "it reaches this host"
+                + (
+                    "; with allocation_candidates_generation_strategy=breadth-first every host that fits gets "
+                    "candidates"
+                    if not config.breadth_first
+                    else ""
+                )
+            )
         sentences: list[str | None] = [None] * len(names)
         for unit in self.units:
             rows = unit.rows
@@ -665,6 +736,7 @@ def _input_report(fit: FlavorFit, name, index: int) -> dict:
         "why_not": {},
         "reason": None,
         "after_filters": {"hosts": [], "removed": {}},
+        "placement": [],
     }
 
 

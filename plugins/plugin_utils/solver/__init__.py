@@ -30,14 +30,30 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import answer
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import answer, claimable
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import PlacementConfig, generation
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import solve
 
-__all__ = ["Budget", "NoCandidates", "TooCombinatorial", "allocation_candidates", "solve"]
+__all__ = ["Budget", "NoCandidates", "PlacementConfig", "TooCombinatorial", "allocation_candidates", "solve"]
+
+
+def _configured(fleet: Fleet, request: Request, budget, roots_only: bool, config: PlacementConfig) -> dict:
+    work = generation(fleet, request, config)
+    quotas = work["per_root"] if work["truncated"] else None
+    found = answer(fleet, request, budget, roots_only, quotas, config.optimize_for_wide_provider_trees)
+    if config.optimize_for_wide_provider_trees and not roots_only:
+        found["unclaimable"] = [
+            index for index, candidate in enumerate(found["allocation_requests"]) if not claimable(fleet, candidate)
+        ]
+    return found
 
 
 def allocation_candidates(
-    fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False
+    fleet: Fleet,
+    request: Request,
+    budget: Budget | None = None,
+    roots_only: bool = False,
+    config: PlacementConfig | None = None,
 ) -> dict:
     """Placement 1.39's answer to ``GET /allocation_candidates`` for this request.
 
@@ -52,11 +68,19 @@ def allocation_candidates(
     while they are built (it would only rescan the fleet's indexes) and restored afterwards.
 
     The search spends at most ``budget`` steps (:data:`budget.DEFAULT_STEPS`); a query that needs more
-    raises TooCombinatorial (a ValueError naming the numbers) instead of running on."""
+    raises TooCombinatorial (a ValueError naming the numbers) instead of running on.
+
+    ``config``: Placement's settings (``generation.PlacementConfig``). Where max_allocation_candidates cuts
+    generation, the answer has the candidates Placement collects: as many, from the same roots, each root's
+    first ones in the solver's order. With optimize_for_wide_provider_trees, candidates whose summed amounts
+    exceed a provider's free capacity (Placement no longer checks usage there) are returned too, and the
+    answer's extra key ``unclaimable`` lists their positions (a claim of them fails)."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
+        if config is not None and (config.cut is not None or config.optimize_for_wide_provider_trees):
+            return _configured(fleet, request, budget, roots_only, config)
         return answer(fleet, request, budget, roots_only)
     except NoCandidates:
         if roots_only:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 
@@ -42,8 +43,7 @@ class TooManyStates(AccelError, ValueError):
     """The providers are too unlike each other for counting by classes; list the candidates instead."""
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One entry of a level: what it takes (``(key, amount)`` pairs, a key being one provider's class) and
     the provider it maps a suffixed group to (``pick``; None for the unsuffixed group)."""
 

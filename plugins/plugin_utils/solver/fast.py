@@ -266,15 +266,38 @@ def group_rows(fleet: Fleet, request: Request, budget: Budget) -> list[tuple[str
     return parts
 
 
-def answer(fleet: Fleet, request: Request, budget: Budget | None = None, roots_only: bool = False) -> dict:
+def answer(
+    fleet: Fleet,
+    request: Request,
+    budget: Budget | None = None,
+    roots_only: bool = False,
+    quotas: dict[str, int] | None = None,
+    ignore_usage: bool = False,
+) -> dict:
     """Placement's answer; raises NoCandidates (or RequestError) where the reference search does, and
     TooCombinatorial when the search would take more than ``budget`` steps.
 
     ``roots_only``: instead of the answer, ``{"roots": [...], "candidates": N}``: the roots of the providers
     the answer's candidates take from (in the order they first appear) and how many candidates there are,
-    without building the candidates or the provider summaries (the budget is spent the same way)."""
+    without building the candidates or the provider summaries (the budget is spent the same way).
+
+    ``quotas`` (``{anchor: n}``): only those anchors, in that order, each with its first ``n`` candidates
+    (what a generation cut at max_allocation_candidates keeps). ``ignore_usage``: the amounts several groups
+    take from one provider are checked against its capacity and max_unit without its usage, as Placement
+    with ``optimize_for_wide_provider_trees`` checks them."""
     budget = budget or Budget()
     parts = group_rows(fleet, request, budget)
+    if quotas is not None or ignore_usage:
+        tree = next((rows for suffix, _group, rows in parts if not suffix), None)
+        order = (
+            list(quotas)
+            if quotas is not None
+            else _anchor_order(
+                [rows for _s, _g, rows in parts if not isinstance(rows, _TreeRows)],
+                [rows for _s, _g, rows in parts if isinstance(rows, _TreeRows)],
+            )
+        )
+        return _combined_answer(fleet, request, parts, tree, order, budget, roots_only, quotas, ignore_usage)
     singles = [rows for _suffix, _group, rows in parts if not isinstance(rows, _TreeRows)]
     trees = [rows for _suffix, _group, rows in parts if isinstance(rows, _TreeRows)]
     order = _anchor_order(singles, trees)
@@ -310,8 +333,11 @@ def _combined_answer(
     order,
     budget: Budget,
     roots_only: bool = False,
+    quotas: dict[str, int] | None = None,
+    ignore_usage: bool = False,
 ) -> dict:
-    """Suffixed groups (with or without the unsuffixed one): one choice per group, combined per anchor."""
+    """Suffixed groups (with or without the unsuffixed one): one choice per group, combined per anchor
+    (``quotas`` and ``ignore_usage`` as for ``answer``)."""
     # The suffixed groups in request order: (suffix, amounts, rows).
     suffixed = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts if suffix]
     isolate = request.group_policy == "isolate" and len(suffixed) > 1
@@ -334,17 +360,28 @@ def _combined_answer(
         return f"{count} suffixed groups{policy} over {providers_used} providers", size
 
     spend = budget.spend
-    if roots_only and not subtrees and not (sharing and _touches_sharing(sharing, tree, suffixed, order)):
+    if (
+        quotas is None
+        and roots_only
+        and not subtrees
+        and not (sharing and _touches_sharing(sharing, tree, suffixed, order))
+    ):
         counted = _counted_roots(fleet, order, tree, suffixed, isolate, limit, lambda n: spend(n, describe))
         if counted is not None:
             return counted
     for anchor in order:
-        for choice in _choices(anchor, tree, suffixed, isolate, overlap, providers, lambda n: spend(n, describe)):
+        quota = None if quotas is None else quotas[anchor]
+        choices = _choices(
+            anchor, tree, suffixed, isolate, overlap, providers, lambda n: spend(n, describe), ignore_usage
+        )
+        for choice in choices:
+            if quota is not None and quota <= 0:
+                break
             spend(1, describe)
             if isolate and len({p.uuid for p in choice[first:]}) < count:
                 continue
             allocations, mappings = _allocation(tree, choice, suffixed)
-            if overlap and not _sums_fit(providers, allocations):
+            if overlap and not _sums_fit(providers, allocations, ignore_usage):
                 continue
             if subtrees and not all(
                 same_subtree(fleet, {s: frozenset(u) for s, u in mappings.items()}, names) for names in subtrees
@@ -358,6 +395,8 @@ def _combined_answer(
                 if _seen_before(allocations, mappings, seen):
                     continue
             allocation_requests.append({"allocations": allocations, "mappings": mappings})
+            if quota is not None:
+                quota -= 1
             for uuid in allocations:
                 roots[providers[uuid].root] = None
             if limit is not None and len(allocation_requests) >= limit:
@@ -397,12 +436,17 @@ def anchor_walk(fleet: Fleet, anchor: str, tree: _TreeRows | None, suffixed: lis
                 for combo in tree.combos(anchor, keep=False)
             )
         )
+    built: dict[tuple[int, tuple], tuple] = {}  # groups that ask the same of the same providers: one level
     for _suffix, wanted, rows in suffixed:
-        options = []
-        for p in rows[anchor]:
-            takes = tuple((key(p, rc), amount) for rc, amount in wanted)
-            options.append(Option(takes, numbers.setdefault(p.uuid, len(numbers))))
-        levels.append(tuple(options))
+        providers = rows[anchor]
+        same = (id(providers), tuple(wanted))
+        level = built.get(same)
+        if level is None:
+            level = built[same] = tuple(
+                Option(tuple([(key(p, rc), amount) for rc, amount in wanted]), numbers.setdefault(p.uuid, len(numbers)))
+                for p in providers
+            )
+        levels.append(level)
     return tuple(levels), tuple(key_rows)
 
 
@@ -466,6 +510,7 @@ def _choices(
     overlap: bool = False,
     providers: dict | None = None,
     spend=None,
+    ignore_usage: bool = False,
 ):
     """Each choice of one entry per group under ``anchor``: the unsuffixed group's providers (when there
     is that group), then one provider per suffixed group, in the order of their product.
@@ -485,14 +530,14 @@ def _choices(
         lists.append(rows[anchor])
     if not (isolate or overlap) or product_size(len(found) for found in lists) <= _SMALL_PRODUCT:
         return product(*lists)
-    return _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend)
+    return _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend, ignore_usage)
 
 
 # Below this many combinations the plain product is walked: pruning would cost more than it saves.
 _SMALL_PRODUCT = 256
 
 
-def _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend):
+def _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend, ignore_usage=False):
     """The product of ``lists`` without the prefixes that isolate or capacity rule out (see ``_choices``)."""
     first = 0 if tree is None else 1
     wanted = [tree.wanted] if tree is not None else []
@@ -521,7 +566,7 @@ def _pruned_product(lists, tree, suffixed, isolate, overlap, providers, spend):
             adds = takes(level, item) if overlap else ()
             fits = True
             for uuid, rc, amount in adds:
-                if not providers[uuid].inventories[rc].holds(taken.get((uuid, rc), 0) + amount):
+                if not _holds(providers[uuid].inventories[rc], taken.get((uuid, rc), 0) + amount, ignore_usage):
                     fits = False
                     break
             if not fits:
@@ -710,11 +755,23 @@ def _tree_answer(
     return {"allocation_requests": allocation_requests, "provider_summaries": fleet.summaries_of(roots)}
 
 
-def _sums_fit(providers, allocations) -> bool:
-    """Whether every provider holds the summed amounts of all groups that take from it."""
+def _holds(inv, total: int, ignore_usage: bool) -> bool:
+    if ignore_usage:
+        return total <= inv.capacity and total <= inv.max_unit
+    return inv.holds(total)
+
+
+def _sums_fit(providers, allocations, ignore_usage: bool = False) -> bool:
+    """Whether every provider holds the summed amounts of all groups that take from it (with
+    ``ignore_usage``, within its capacity and max_unit whatever it has in use)."""
     for uuid, allocation in allocations.items():
         inventories = providers[uuid].inventories
         for rc, total in allocation["resources"].items():
-            if not inventories[rc].holds(total):
+            if not _holds(inventories[rc], total, ignore_usage):
                 return False
     return True
+
+
+def claimable(fleet: Fleet, allocation_request: dict) -> bool:
+    """Whether a candidate's amounts fit its providers' free capacity (what a claim of it checks)."""
+    return _sums_fit(fleet.providers, allocation_request["allocations"])

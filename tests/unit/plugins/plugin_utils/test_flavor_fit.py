@@ -22,6 +22,7 @@ KEYS = {
     "why_not",
     "reason",
     "after_filters",
+    "placement",
 }
 ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330", "resource_class": "CUSTOM_NVIDIA_H100"}]
 
