@@ -77,6 +77,7 @@ _LEAF_BOTH = Counts(0, 1, 1, 1)
 _LEAF_UNCLAIMABLE = Counts(0, 1, 1, 0)
 _LEAF_NOT_ISOLATED = Counts(0, 1, 0, 0)
 _NOTHING = Counts()
+_CHECK = Counts(1, 0, 0, 0)
 
 
 class Walk:
@@ -240,29 +241,27 @@ class Walk:
 
     def leaves_within(self, r: int) -> Counts:
         """The counts among the first ``r`` complete tuples the pruned product yields, with the prefixes it
-        checked on the way (``nodes``)."""
+        has checked by the time it yields the r-th (``nodes``)."""
         found = _NOTHING
+        if r <= 0:
+            return found
         state = self.start()
         for level in range(self.depth):
-            if r <= 0:
-                break
             for option in self.levels[level]:
-                found = found + Counts(1, 0, 0, 0)
+                found = found + _CHECK
                 after = self.step(state, option)
                 if after is None:
                     continue
                 sub = self.below(level + 1, after)
-                if sub.leaves <= r:
+                if sub.leaves < r:
                     found = found + sub
                     r -= sub.leaves
-                    if r == 0:
-                        return found
                     continue
-                state = after
+                state = after  # the r-th tuple is below this prefix
                 break
             else:
-                return found
-        return found
+                return found  # fewer than r tuples in all
+        return found + self.below(self.depth, state)
 
     def first(self, valid_only: bool = True) -> list[Option] | None:
         """The first complete tuple (in the walk's order) that is a valid candidate (or, without

@@ -411,10 +411,11 @@ def _touches_sharing(sharing, tree: _TreeRows | None, suffixed: list, order) -> 
     return any(p.uuid in sharing for _s, _w, rows in suffixed for found in rows.values() for p in found)
 
 
-def anchor_walk(fleet: Fleet, anchor: str, tree: _TreeRows | None, suffixed: list, isolate: bool) -> tuple:
+def anchor_walk(fleet: Fleet, anchor: str, levels_of: list, isolate: bool) -> tuple:
     """One anchor's product as a ``counting.Walk`` input: ``(levels, keys)`` with providers and keys
     numbered in the order they are first met, so that anchors with the same shape give equal values
-    (usable as a cache key). ``suffixed``: ``(suffix, amounts, rows)`` per suffixed group."""
+    (usable as a cache key). ``levels_of``: per group in the order the product walks them,
+    ``(suffix, amounts, rows)`` (rows: a ``_TreeRows`` for the unsuffixed group)."""
     numbers: dict[str, int] = {}
     keys: dict[tuple[str, str], int] = {}
     key_rows: list[tuple[int, int, int, int]] = []
@@ -429,15 +430,16 @@ def anchor_walk(fleet: Fleet, anchor: str, tree: _TreeRows | None, suffixed: lis
         return found
 
     levels = []
-    if tree is not None:
-        levels.append(
-            tuple(
-                Option(tuple((key(p, rc), amount) for p, (rc, amount) in zip(combo, tree.wanted)))  # noqa: B905
-                for combo in tree.combos(anchor, keep=False)
-            )
-        )
     built: dict[tuple[int, tuple], tuple] = {}  # groups that ask the same of the same providers: one level
-    for _suffix, wanted, rows in suffixed:
+    for _suffix, wanted, rows in levels_of:
+        if isinstance(rows, _TreeRows):
+            levels.append(
+                tuple(
+                    Option(tuple((key(p, rc), amount) for p, (rc, amount) in zip(combo, rows.wanted)))  # noqa: B905
+                    for combo in rows.combos(anchor, keep=False)
+                )
+            )
+            continue
         providers = rows[anchor]
         same = (id(providers), tuple(wanted))
         level = built.get(same)
@@ -473,7 +475,7 @@ def _counted_roots(fleet: Fleet, order, tree, suffixed: list, isolate: bool, lim
     for anchor in anchors:
         if not sizes[anchor]:
             continue
-        shape = anchor_walk(fleet, anchor, tree, suffixed, isolate)
+        shape = anchor_walk(fleet, anchor, ([("", tree.wanted, tree)] if tree is not None else []) + suffixed, isolate)
         found = totals.get(shape)
         if found is None:
             try:

@@ -338,6 +338,8 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
         return report
     optimize = config.optimize_for_wide_provider_trees
     suffixed = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts if suffix]
+    # Placement's product takes the groups in the order they first appear in the query string.
+    in_order = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts]
     tree = next((rows for suffix, _group, rows in parts if not suffix), None)
     isolate = request.group_policy == "isolate" and len(suffixed) > 1
     if request.same_subtrees:
@@ -361,8 +363,8 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
             continue
         if not _pre_check(fleet, parts, anchor, multi):
             continue
-        shape = anchor_walk(fleet, anchor, tree, suffixed, isolate)
-        if tree is not None and not shape[0][0]:
+        shape = anchor_walk(fleet, anchor, in_order, isolate)
+        if not all(shape[0]):
             continue
         found = walks.get(shape)
         if found is None:
@@ -395,7 +397,7 @@ def _generate(report: dict, roots: list[_Root], config: PlacementConfig, determi
     cut = config.cut
     total = sum(r.candidates for r in roots)
     taken: dict[str, tuple[int, Counts | None]] = {}  # per root: yields consumed, counts within them
-    if cut is None or total <= cut:
+    if cut is None or total < cut:
         for root in roots:
             taken[root.uuid] = (root.yields, None)
     elif not config.breadth_first:
@@ -408,10 +410,10 @@ def _generate(report: dict, roots: list[_Root], config: PlacementConfig, determi
             r = smallest_within(root.yields, left, lambda r, root=root: _taken(root.within(r, optimize), optimize))
             taken[root.uuid] = (r, root.within(r, optimize))
             break
-        report["truncated"] = True
     else:
         _breadth_first(roots, cut, optimize, taken)
-        report["truncated"] = True
+    # Generation stops at the cut-th candidate; candidates are lost only where there were more.
+    report["truncated"] = cut is not None and total > cut
     examined = candidates = unclaimable = collisions = walked = 0
     kept: dict[str, int] = {}
     for root in roots:
@@ -457,17 +459,18 @@ def _breadth_first(roots: list[_Root], cut: int, optimize: bool, taken: dict) ->
     before = collected(rounds - 1) if rounds > 1 else 0
     left = cut - before
     for root in roots:
-        if root.yields < rounds:
-            r = root.yields
-        elif left > 0:
-            r = rounds
-            gained = _taken(root.within(rounds, optimize), optimize) - _taken(
-                root.within(rounds - 1, optimize), optimize
-            )
+        if root.yields < rounds - 1:
+            taken[root.uuid] = (root.yields, None)  # exhausted in an earlier round: walked to its end
+        elif left > 0:  # visited in the last round, before the cut
+            if root.yields == rounds - 1:
+                taken[root.uuid] = (root.yields, None)  # its last call walks the rest and finds it exhausted
+                continue
+            gained = _taken(root.within(rounds, optimize), optimize)
+            gained -= _taken(root.within(rounds - 1, optimize), optimize)
             left -= gained
+            taken[root.uuid] = (rounds, root.within(rounds, optimize))
         else:
-            r = rounds - 1
-        taken[root.uuid] = (r, root.within(r, optimize))
+            taken[root.uuid] = (rounds - 1, root.within(rounds - 1, optimize))
 
 
 def fix_words(config: PlacementConfig) -> str:
