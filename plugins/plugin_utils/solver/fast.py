@@ -369,8 +369,11 @@ def _combined_answer(
         counted = _counted_roots(fleet, order, tree, suffixed, isolate, limit, lambda n: spend(n, describe))
         if counted is not None:
             return counted
+    shared_classes = {rc for rc in classes if classes.count(rc) > 1} if overlap else set()
     for anchor in order:
         quota = None if quotas is None else quotas[anchor]
+        if shared_classes and not _enough(anchor, tree, suffixed, parts, shared_classes, ignore_usage):
+            continue
         choices = _choices(
             anchor, tree, suffixed, isolate, overlap, providers, lambda n: spend(n, describe), ignore_usage
         )
@@ -402,6 +405,30 @@ def _combined_answer(
             if limit is not None and len(allocation_requests) >= limit:
                 return _result(fleet, allocation_requests, roots, roots_only)
     return _result(fleet, allocation_requests, roots, roots_only)
+
+
+def _enough(anchor: str, tree, suffixed: list, parts: list, shared_classes: set, ignore_usage: bool) -> bool:
+    """Whether the providers the groups may use under ``anchor`` have, together, room for what the groups
+    ask of each class several of them ask (Placement's own pre-check, with usage unless ignored): a tree
+    that fails it has no candidate, and its product is not walked."""
+    room: dict[tuple[str, str], int] = {}
+    if tree is not None:
+        for combo in tree.combos(anchor, keep=False):
+            for p, (rc, _amount) in zip(combo, tree.wanted):  # noqa: B905
+                if rc in shared_classes:
+                    inv = p.inventories[rc]
+                    room[p.uuid, rc] = inv.capacity if ignore_usage else inv.free
+    for _suffix, wanted, rows in suffixed:
+        for p in rows.get(anchor, ()):
+            for rc, _amount in wanted:
+                if rc in shared_classes:
+                    inv = p.inventories[rc]
+                    room[p.uuid, rc] = inv.capacity if ignore_usage else inv.free
+    for rc in shared_classes:
+        asked = sum(group.resources.get(rc, 0) for _suffix, group, _rows in parts)
+        if asked > sum(free for (_uuid, klass), free in room.items() if klass == rc):
+            return False
+    return True
 
 
 def _touches_sharing(sharing, tree: _TreeRows | None, suffixed: list, order) -> bool:

@@ -1,0 +1,86 @@
+"""Full-node GPU flavors (N devices of one alias, N one-device groups) as flavor_fit answers them at
+Placement's settings: exact counts without listing N! candidates, and the overload a default Placement
+meets."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan
+from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import RECOMMENDED
+from tests.unit.plugins.plugin_utils.test_generation import hgx
+
+ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330"}]
+ADVISED = RECOMMENDED.as_dict()
+
+
+def gpu_flavor(devices: int) -> dict:
+    return {
+        "name": f"gpu.h100.{devices}",
+        "vcpus": 8,
+        "ram": 1024,
+        "disk": 0,
+        "extra_specs": {"pci_passthrough:alias": f"h100:{devices}"},
+    }
+
+
+def fit(snapshot, devices, **options):
+    return flavor_fit([gpu_flavor(devices)], snapshot, pci_aliases=ALIASES, pci_in_placement=True, **options)[0]
+
+
+@pytest.mark.parametrize("devices", [5, 6, 7, 8])
+def test_five_to_eight_of_eight_gpus_fit_once_per_host_at_placements_advised_settings(devices):
+    report = fit(hgx(3, 8), devices, placement_config=ADVISED)
+    assert report["outcome"] == "fits" and report["reason"] is None
+    assert report["max_instances"] == {"hgx-0": 1, "hgx-1": 1, "hgx-2": 1}
+    assert report["hosts"] == ["hgx-0", "hgx-1", "hgx-2"]  # breadth-first: every host gets candidates
+    (work,) = report["placement"]
+    assert not work["overload"] and work["roots_determined"]
+
+
+@pytest.mark.parametrize("devices", [6, 8])
+def test_at_placements_defaults_a_full_node_flavor_is_placement_overload_with_the_settings_as_fix(devices):
+    report = fit(hgx(3, 8), devices)
+    assert report["outcome"] == "no_host" and report["hosts"] == []
+    assert report["reason"]["code"] == "placement_overload"
+    for setting in ("optimize_for_wide_provider_trees=true", "max_allocation_candidates=1000", "breadth-first"):
+        assert setting in report["reason"]["detail"]
+    assert report["fleet_max_instances"] == 3  # what the hosts hold is still counted
+    assert report["placement"][0]["overload"]
+
+
+def test_four_of_eight_at_the_defaults_is_answered_quickly_and_fits():
+    report = fit(hgx(3, 8), 4)
+    assert report["outcome"] == "fits" and not report["placement"][0]["overload"]
+
+
+def test_depth_first_with_a_bound_offers_nova_the_first_host_only_and_says_why_not_the_others():
+    report = fit(hgx(3, 8), 8, placement_config={"max_allocation_candidates": 1000})
+    assert len(report["hosts"]) == 1
+    others = [name for name in report["max_instances"] if name not in report["hosts"]]
+    for name in others:
+        assert "max_allocation_candidates=1000 (depth-first)" in report["why_not"][name]
+        assert "breadth-first" in report["why_not"][name]
+
+
+@pytest.mark.parametrize(("gpus", "devices"), [(16, 12), (16, 16)])
+def test_wide_sixteen_gpu_hosts_are_exact_without_listing_permutations(gpus, devices):
+    report = fit(hgx(2, gpus, busy=0), devices, placement_config=ADVISED)
+    assert report["outcome"] == "fits"
+    assert report["max_instances"] == {"hgx-0": 1, "hgx-1": 1}
+
+
+def test_a_host_with_gpus_in_use_holds_what_is_free():
+    report = fit(hgx(2, 8, busy=3), 2, placement_config=ADVISED)
+    assert report["max_instances"] == {"hgx-0": 2, "hgx-1": 2}  # 5 free GPUs: two copies of two
+
+
+def test_capacity_plan_places_no_full_node_flavor_where_placement_overloads():
+    demand = [{"flavor": gpu_flavor(8), "count": 2}]
+    common = {"pci_aliases": ALIASES, "pci_in_placement": True}
+    stuck = capacity_plan(demand, hgx(3, 8), **common)
+    assert stuck["placed"]["gpu.h100.8"] == 0
+    assert stuck["reasons"]["gpu.h100.8"]["code"] == "placement_overload"
+    fine = capacity_plan(demand, hgx(3, 8), placement_config=ADVISED, **common)
+    assert fine["placed"]["gpu.h100.8"] == 2
