@@ -74,6 +74,19 @@ options:
     description: Whether the O(control_hosts) also run Kolla-Ansible's nova-super-conductor.
     type: bool
     default: false
+  placement:
+    description:
+      - Also read the settings of Placement that decide its answer (C([placement] max_allocation_candidates),
+        C([placement] allocation_candidates_generation_strategy), C([workarounds] optimize_for_wide_provider_trees)),
+        from Kolla-Ansible's overrides under O(config_dir) (C(global.conf), C(placement.conf),
+        C(placement/placement-api.conf), in that precedence) or from O(placement_conf) with O(layout=nova_conf_d).
+      - A value Placement would refuse to start with fails the task and names the file.
+    type: bool
+    default: false
+  placement_conf:
+    description: Placement's configuration file for O(layout=nova_conf_d).
+    type: path
+    default: /etc/placement/placement.conf
 extends_documentation_fragment:
   - accel.openstack.read_only
 notes:
@@ -120,6 +133,21 @@ templated:
   returned: success
   type: list
   elements: str
+placement_config:
+  description:
+    - Placement's answer-deciding settings as placement-api reads them (its defaults where no file sets them),
+      ready for the C(placement_config) option of P(accel.openstack.flavor_fit#lookup).
+  returned: with O(placement=true)
+  type: dict
+  sample:
+    max_allocation_candidates: 1000
+    allocation_candidates_generation_strategy: breadth-first
+    optimize_for_wide_provider_trees: true
+placement_sources:
+  description: The Placement files read, lowest precedence first.
+  returned: with O(placement=true)
+  type: list
+  elements: str
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.module import HostModule
@@ -148,6 +176,8 @@ class NovaConfigInfoModule(HostModule):
         "compute_hosts": {"type": "list", "elements": "str", "default": []},
         "control_hosts": {"type": "list", "elements": "str", "default": []},
         "super_conductor": {"type": "bool", "default": False},
+        "placement": {"type": "bool", "default": False},
+        "placement_conf": {"type": "path", "default": "/etc/placement/placement.conf"},
     }
 
     def run(self) -> dict:

@@ -173,6 +173,36 @@ def _asks_baremetal(flavor: Mapping, classes: set[str]) -> bool:
     return any((m := _RESOURCE_KEY.match(str(key))) and m.group(2) in classes for key in specs)
 
 
+def placement_findings(name: str, report: dict, config) -> list[dict]:
+    """What Placement's own settings do to a flavor: it does not answer in time (``placement_overload``), or a
+    depth-first max_allocation_candidates gives Nova candidates from fewer hosts than fit
+    (``placement_narrow``)."""
+    reason = report.get("reason") or {}
+    if reason.get("code") == "placement_overload":
+        detail = reason["detail"]
+        message, _sep, fix = detail.partition(" Fix: ")
+        return [{"kind": "placement_overload", "flavor": name, "message": message, "fix": fix or detail}]
+    fitting = sorted(host for host, count in (report.get("max_instances") or {}).items() if count)
+    for work in report.get("placement") or ():
+        if work.get("truncated") and not config.breadth_first and len(work["roots"]) < len(fitting):
+            return [
+                {
+                    "kind": "placement_narrow",
+                    "flavor": name,
+                    "message": (
+                        f"Placement stops at max_allocation_candidates={config.max_allocation_candidates} "
+                        f"(depth-first): Nova is offered candidates from {len(work['roots'])} of the "
+                        f"{len(fitting)} hosts that fit {name}, and fails once its filters or claims reject those"
+                    ),
+                    "fix": (
+                        "set [placement]allocation_candidates_generation_strategy=breadth-first in placement.conf "
+                        "(accel_placement_config), so that every host that fits gets candidates"
+                    ),
+                }
+            ]
+    return []
+
+
 def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
     try:
         options = inputs.plain(options, "options")
@@ -199,6 +229,7 @@ def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
         reports.append(report)
         name = report["name"]
         findings += baremetal_findings(name, flavor, nodes)
+        findings += placement_findings(name, report, fit.options.placement_config)
         gpu = _asks_accelerators(report, fit, flavor)
         # A bare-metal flavor boots a whole node: the VM image properties do not apply.
         whole_node = _asks_baremetal(flavor, nodes)

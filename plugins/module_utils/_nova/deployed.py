@@ -227,6 +227,62 @@ def mdev_types(config: dict) -> list[tuple[str, list[str], str | None]]:
     return found
 
 
+# Placement's options that decide its answer: (section, option, kind, default).
+PLACEMENT_OPTIONS = (
+    ("placement", "max_allocation_candidates", "int", -1),
+    ("placement", "allocation_candidates_generation_strategy", "str", "depth-first"),
+    ("workarounds", "optimize_for_wide_provider_trees", "bool", False),
+)
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def placement_sources(layout: str, config_dir: str, placement_conf: str) -> list[str]:
+    """The files placement-api reads its settings from, lowest precedence first: Kolla-Ansible's overrides
+    (``global.conf``, ``placement.conf``, ``placement/placement-api.conf``), or the plain placement.conf."""
+    if layout == "kolla":
+        base = config_dir.rstrip("/")
+        return [f"{base}/global.conf", f"{base}/placement.conf", f"{base}/placement/placement-api.conf"]
+    return [placement_conf]
+
+
+def placement_settings(config: IniConfig, sources: list[str]) -> dict:
+    """Placement's answer-deciding options from a merged config, typed as Placement reads them (its
+    default where unset); a value Placement would refuse to start with is an error naming the files."""
+    found = {}
+    for section, option, kind, default in PLACEMENT_OPTIONS:
+        written = (config.get(section) or {}).get(option)
+        if not written:
+            found[option] = default
+            continue
+        value = written[-1].strip()
+        where = f"[{section}] {option} = {value[:60]!r} (in {', '.join(sources) or 'no file'})"
+        if kind == "int":
+            try:
+                found[option] = int(value)
+            except ValueError:
+                raise DeployedConfigError(f"{where} is not a whole number; Placement would not start") from None
+        elif kind == "bool":
+            if value.lower() not in _TRUE + _FALSE:
+                raise DeployedConfigError(f"{where} is not true or false; Placement would not start")
+            found[option] = value.lower() in _TRUE
+        else:
+            if value not in ("depth-first", "breadth-first"):
+                raise DeployedConfigError(f"{where} is not depth-first or breadth-first; Placement would not start")
+            found[option] = value
+    return found
+
+
+def read_placement(root: HostRoot, params: dict) -> tuple[dict, list[str]]:
+    """The deployed Placement settings and the files they come from."""
+    layout = params.get("layout") or "kolla"
+    config_dir = params.get("config_dir") or "/etc/kolla/config"
+    paths = placement_sources(layout, config_dir, params.get("placement_conf") or "/etc/placement/placement.conf")
+    texts, found = _read(root, paths)
+    merged = merge_kolla(texts) if layout == "kolla" else merge_oslo(texts)
+    return placement_settings(merged, found), found
+
+
 def read_configs(root: HostRoot, params: dict) -> dict:
     """The ``nova_config_info`` module's answer: ``{deployed, sources, templated}``."""
     layout = params.get("layout") or "kolla"
@@ -254,7 +310,12 @@ def read_configs(root: HostRoot, params: dict) -> dict:
         )  # fmt: skip
     else:
         raise DeployedConfigError(f"layout {layout!r} is not one of kolla, nova_conf_d")
+    placement: dict = {}
+    if params.get("placement"):
+        settings, sources = read_placement(root, params)
+        placement = {"placement_config": settings, "placement_sources": sources}
     return {
+        **placement,
         "deployed": {h: e["services"] for h, e in found.items()},
         "sources": {h: e["sources"] for h, e in found.items()},
         "templated": sorted(

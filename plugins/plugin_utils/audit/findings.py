@@ -47,6 +47,8 @@ CODES: dict[str, tuple[str, str]] = {
     "one_time_use_stuck": ("placement", "warning"),
     "device_quarantined": ("placement", "info"),
     "quarantine_incomplete": ("placement", "warning"),
+    "placement_overload": ("placement", "error"),
+    "placement_narrow": ("placement", "warning"),
     # flavors
     "flavor_invalid": ("flavor", "error"),
     "flavor_unplaceable": ("flavor", "error"),

@@ -37,6 +37,8 @@ def check_flavors(cloud) -> list[dict]:
                     f"correct the flavor's extra specs (openstack flavor set {name} --property ...), or retire it",
                 )
             )
+        elif reason.get("code") == "placement_overload":
+            continue  # reported once, as Placement's (below)
         elif report["outcome"] != "fits" or not report["after_filters"]["hosts"]:
             removed = report["after_filters"].get("removed") or {}
             why = detail or "; ".join(f"{h}: {r}" for h, r in list(removed.items())[:3])
@@ -52,4 +54,6 @@ def check_flavors(cloud) -> list[dict]:
     for item in result["findings"]:
         if item["kind"] == "general_on_gpu_host":
             found.append(finding(None, "gpu_host_unreserved", item["message"], item["fix"]))
+        elif item["kind"] in ("placement_overload", "placement_narrow"):
+            found.append(finding(None, item["kind"], f"flavor {item['flavor']}: {item['message']}", item["fix"]))
     return found

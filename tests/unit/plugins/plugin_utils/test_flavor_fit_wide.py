@@ -84,3 +84,59 @@ def test_capacity_plan_places_no_full_node_flavor_where_placement_overloads():
     assert stuck["reasons"]["gpu.h100.8"]["code"] == "placement_overload"
     fine = capacity_plan(demand, hgx(3, 8), placement_config=ADVISED, **common)
     assert fine["placed"]["gpu.h100.8"] == 2
+
+
+def _flavor_checks(placement_config):
+    from types import SimpleNamespace
+
+    from ansible_collections.accel.openstack.plugins.plugin_utils.audit.flavor_checks import check_flavors
+
+    snapshot = hgx(3, 8)
+    cloud = SimpleNamespace(
+        flavors=[gpu_flavor(8), gpu_flavor(1)],
+        flavor_fleet=lambda: snapshot,
+        aliases=ALIASES,
+        pci_in_placement=True,
+        flavor_options={"placement_config": placement_config},
+    )
+    return check_flavors(cloud)
+
+
+def test_the_audit_reports_a_deployed_placement_that_cannot_answer_a_sold_flavor_once():
+    found = _flavor_checks({})
+    assert [(f["code"], f["area"], f["severity"]) for f in found] == [("placement_overload", "placement", "error")]
+    assert "gpu.h100.8" in found[0]["message"] and "breadth-first" in found[0]["fix"]
+    assert _flavor_checks(ADVISED) == []
+
+
+def test_the_audit_warns_when_a_depth_first_bound_narrows_a_flavor_to_few_hosts():
+    found = _flavor_checks({"max_allocation_candidates": 1000})
+    assert [(f["code"], f["severity"]) for f in found] == [("placement_narrow", "warning")]
+    assert "1 of the 3 hosts" in found[0]["message"]
+
+
+def test_placement_settings_are_read_as_placement_api_reads_them(tmp_path):
+    from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+    from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed
+
+    (tmp_path / "cfg/placement").mkdir(parents=True)
+    (tmp_path / "cfg/global.conf").write_text("[placement]\nmax_allocation_candidates = 50\n")
+    (tmp_path / "cfg/placement.conf").write_text(
+        "[placement]\nmax_allocation_candidates = 1000\nallocation_candidates_generation_strategy = breadth-first\n"
+    )
+    (tmp_path / "cfg/placement/placement-api.conf").write_text(
+        "[workarounds]\noptimize_for_wide_provider_trees = True\n"
+    )
+    root = HostRoot(str(tmp_path))
+    settings, sources = deployed.read_placement(root, {"layout": "kolla", "config_dir": "/cfg"})
+    assert settings == ADVISED
+    assert sources == ["/cfg/global.conf", "/cfg/placement.conf", "/cfg/placement/placement-api.conf"]
+    empty, _none = deployed.read_placement(root, {"layout": "nova_conf_d"})
+    assert empty == {
+        "max_allocation_candidates": -1,
+        "allocation_candidates_generation_strategy": "depth-first",
+        "optimize_for_wide_provider_trees": False,
+    }
+    (tmp_path / "cfg/placement.conf").write_text("[placement]\nmax_allocation_candidates = lots\n")
+    with pytest.raises(deployed.DeployedConfigError, match="/cfg/placement.conf"):
+        deployed.read_placement(root, {"layout": "kolla", "config_dir": "/cfg"})
