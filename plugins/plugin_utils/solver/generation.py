@@ -38,6 +38,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._placement import settings
+from ansible_collections.accel.openstack.plugins.module_utils._placement.settings import complete
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget
@@ -50,7 +52,6 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.counting im
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import _TreeRows, anchor_walk, group_rows
 
-STRATEGIES = ("depth-first", "breadth-first")
 OPTIONS = {
     "max_allocation_candidates": "[placement]",
     "allocation_candidates_generation_strategy": "[placement]",
@@ -92,41 +93,14 @@ class PlacementConfig:
 
     @classmethod
     def checked(cls, value, where: str = "placement_config") -> PlacementConfig:
-        if value is None:
-            return cls()
         if isinstance(value, PlacementConfig):
             return value
-        if not isinstance(value, Mapping):
-            raise PlacementConfigError(
-                f"{where} must be a dict of Placement's options ({', '.join(OPTIONS)}), got {type(value).__name__}"
-            )
-        unknown = sorted(str(k) for k in value if k not in OPTIONS)
-        if unknown:
-            raise PlacementConfigError(
-                f"{where}: unknown option(s) {', '.join(unknown)}; Placement's options that change its answer are "
-                f"{', '.join(OPTIONS)}"
-            )
-        found = cls()
-        most = value.get("max_allocation_candidates", found.max_allocation_candidates)
-        if isinstance(most, bool) or not isinstance(most, int) or most < -1 or most > 10**9:
-            raise PlacementConfigError(
-                f"{where}.max_allocation_candidates must be -1 (no bound) or a whole number up to 1000000000, "
-                f"got {most!r}; Placement's own advice is 1000 or less with optimize_for_wide_provider_trees"
-            )
-        strategy = value.get(
-            "allocation_candidates_generation_strategy", found.allocation_candidates_generation_strategy
-        )
-        if strategy not in STRATEGIES:
-            raise PlacementConfigError(
-                f"{where}.allocation_candidates_generation_strategy must be one of {', '.join(STRATEGIES)}, "
-                f"got {strategy!r}"
-            )
-        optimize = value.get("optimize_for_wide_provider_trees", found.optimize_for_wide_provider_trees)
-        if not isinstance(optimize, bool):
-            raise PlacementConfigError(
-                f"{where}.optimize_for_wide_provider_trees must be true or false, got {optimize!r}"
-            )
-        return cls(most, strategy, optimize)
+        if isinstance(value, Mapping) and not isinstance(value, dict):
+            value = dict(value)
+        try:
+            return cls(**complete(settings.checked(value, where)))
+        except settings.PlacementSettingsError as exc:
+            raise PlacementConfigError(str(exc)) from None
 
     def as_dict(self) -> dict:
         return {
@@ -152,7 +126,7 @@ class PlacementConfig:
 
 
 # What Placement's own documentation advises for wide trees (placement/conf/workarounds.py).
-RECOMMENDED = PlacementConfig(1000, "breadth-first", True)
+RECOMMENDED = PlacementConfig(**settings.RECOMMENDED)
 
 
 def check_timeout(value, where: str = "placement_timeout") -> float:
