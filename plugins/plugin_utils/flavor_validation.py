@@ -41,6 +41,8 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import 
     FlavorFit,
     checked_fit,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import PlacementConfig, generation
 
 ENTRY_KEYS = ("min_hosts", "expect", "image_properties", "boot_from_volume")
 GPU_IMAGE_PROPERTIES = {"hw_machine_type": "q35", "hw_firmware_type": "uefi"}
@@ -173,6 +175,30 @@ def _asks_baremetal(flavor: Mapping, classes: set[str]) -> bool:
     return any((m := _RESOURCE_KEY.match(str(key))) and m.group(2) in classes for key in specs)
 
 
+def _at_defaults(fit: FlavorFit, report: dict) -> dict:
+    """What Placement at its defaults would do with the flavor's queries: the slowest, predicted."""
+    works = [generation(fit.fleet, Request.parse(query), PlacementConfig()) for query in report["queries"]]
+    slowest = max(works, key=lambda work: work["seconds"])
+    return {"seconds": slowest["seconds"], "overload": any(work["overload"] for work in works)}
+
+
+def _placement_cell(report: dict) -> str:
+    """Placement's predicted time for the flavor at the settings (and at its defaults when they differ)."""
+    works = report.get("placement") or []
+    if not works:
+        return "-"
+    slowest = max(work["seconds"] for work in works)
+    cell = ("OVERLOAD " if any(work["overload"] for work in works) else "") + _seconds(slowest)
+    defaults = report.get("placement_at_defaults")
+    if defaults is not None:
+        cell += f" (defaults: {'OVERLOAD ' if defaults['overload'] else ''}{_seconds(defaults['seconds'])})"
+    return cell
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.2f} s" if value < 10 else f"{value:,.0f} s"
+
+
 def placement_findings(name: str, report: dict, config) -> list[dict]:
     """What Placement's own settings do to a flavor: it does not answer in time (``placement_overload``), or a
     depth-first max_allocation_candidates gives Nova candidates from fewer hosts than fit
@@ -230,6 +256,8 @@ def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
         name = report["name"]
         findings += baremetal_findings(name, flavor, nodes)
         findings += placement_findings(name, report, fit.options.placement_config)
+        if fit.options.placement_config != PlacementConfig() and report["placement"]:
+            report["placement_at_defaults"] = _at_defaults(fit, report)
         gpu = _asks_accelerators(report, fit, flavor)
         # A bare-metal flavor boots a whole node: the VM image properties do not apply.
         whole_node = _asks_baremetal(flavor, nodes)
@@ -314,7 +342,7 @@ def _reason(report: dict) -> str:
 
 def flavor_table(result: Mapping) -> list[str]:
     """The validation as table lines, then one line per finding; a row that fails always says why, whole."""
-    rows = [("", "flavor", "fits on", "instances", "why not / did you mean")]
+    rows = [("", "flavor", "fits on", "instances", "Placement", "why not / did you mean")]
     for report in result.get("flavors") or []:
         kept = report["after_filters"]["hosts"]
         expected = " (expected)" if report.get("expect") == "unplaceable" else ""
@@ -324,11 +352,13 @@ def flavor_table(result: Mapping) -> list[str]:
                 str(report["name"]),
                 f"{len(kept)} host(s){expected}",
                 _instances(report),
+                _placement_cell(report),
                 _why(report),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = [" | ".join(cell.ljust(widths[i]) if i < 4 else cell for i, cell in enumerate(row)) for row in rows]
+    fixed = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(fixed)]
+    lines = [" | ".join(cell.ljust(widths[i]) if i < fixed else cell for i, cell in enumerate(row)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths) + "-+-" + "-" * 22)
     for finding in result.get("findings") or []:
         lines.append(f"finding {finding['kind']}: {finding['message']}; fix: {finding['fix']}")

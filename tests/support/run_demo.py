@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     shutil.rmtree(os.path.join(demo_dir, "kolla-config"), ignore_errors=True)
-    server = PlacementServer(workdir)
+    server = PlacementServer(workdir, config=demo_placement_config())
     print(f"starting a local Placement (openstack-placement, SQLite in {workdir}) ...", flush=True)
     server.start()
     try:
@@ -55,6 +55,12 @@ def main(argv: list[str]) -> int:
         return status
     finally:
         server.close()
+
+
+def demo_placement_config() -> dict:
+    """The Placement settings the demo's inventory declares (accel_placement_config), for its local Placement."""
+    with open(os.path.join(REPO, "inventories", "demo", "group_vars", "all", "main.yml")) as handle:
+        return yaml.safe_load(handle).get("accel_placement_config") or {}
 
 
 def fleet_source(facts: str, auth: dict) -> dict:
