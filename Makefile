@@ -35,7 +35,7 @@ INTEGRATION_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
-        clean benchmark differential-full differential-flavors names audit-example browser changelog
+        clean benchmark benchmark-wide-trees calibrate-placement differential-full differential-flavors names audit-example browser changelog
 
 help:
 	@echo "make demo   - run the whole pipeline (site.yml) on the embedded demo fleet"
@@ -185,5 +185,13 @@ benchmark-audit: venv collection
 benchmark-capacity: venv collection
 	$(BIN)/python benchmarks/bench_capacity.py
 
+# Full-node GPU flavors on 1,000 HGX hosts, and the solver beside the real Placement at its advised settings.
+benchmark-wide-trees: venv placement-venv collection
+	$(BIN)/python benchmarks/bench_wide_trees.py
+
+# The per-item costs of the model of Placement's work, fitted on the real Placement (minutes).
+calibrate-placement: venv placement-venv collection
+	$(BIN)/python benchmarks/calibrate_placement.py
+
 benchmark: benchmark-discovery benchmark-placement benchmark-solver benchmark-flavor-fit benchmark-audit \
-           benchmark-capacity
+           benchmark-capacity benchmark-wide-trees
