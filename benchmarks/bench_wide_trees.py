@@ -39,6 +39,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver import allo
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import (  # noqa: E402
     RECOMMENDED,
     PlacementConfig,
+    duration_words,
 )
 
 RC = "CUSTOM_PCI_10DE_2330"
@@ -115,7 +116,7 @@ def part_one(hosts: int, repeat: int) -> None:
                     report = fit.check(flavor(n))
                     times.append(time.process_time() - start)
                 work = max(report["placement"], key=lambda w: w["seconds"]) if report["placement"] else {}
-                predicted = f"{work.get('seconds', 0):,.2f} s" + (" (overload)" if work.get("overload") else "")
+                predicted = duration_words(work.get("seconds", 0)) + (" (overload)" if work.get("overload") else "")
                 print(
                     f"| {hosts} x {gpus} GPUs | h100:{n} | {label} | {report['outcome']} "
                     f"{(report['reason'] or {}).get('code') or ''} | {len(report['hosts'])} | "

@@ -39,7 +39,11 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import 
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError, gc_paused
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import TooCombinatorial, allocation_candidates
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import fix_words, generation
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import (
+    duration_words,
+    fix_words,
+    generation,
+)
 
 ORDERS = ("as_given", "largest_first")
 WEIGHERS = {"spread": 1.0, "pack": -1.0}
@@ -545,8 +549,9 @@ def _overload(plan: Plan, requests: list[Request]) -> dict | None:
             return {
                 "code": "placement_overload",
                 "detail": (
-                    f"Placement at {opts.placement_config.words()} needs about {work['seconds']:,.0f} s for Nova's "
-                    f"query, more than the {opts.placement_timeout:,.0f} s Nova's call waits: no instance of this "
+                    f"Placement at {opts.placement_config.words()} needs about "
+                    f"{duration_words(work['seconds'])} for Nova's query, more than the "
+                    f"{opts.placement_timeout:,.0f} s Nova's call waits: no instance of this "
                     f"flavor is placed. Fix: {fix_words(opts.placement_config)}"
                 ),
                 "did_you_mean": [],

@@ -55,6 +55,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     PlacementConfig,
     PlacementConfigError,
     check_timeout,
+    duration_words,
     fix_words,
     generation,
 )
@@ -464,7 +465,7 @@ class FlavorFit:
         """Placement does not answer one of Nova's queries within the timeout: NoValidHost on any fleet."""
         config = self.options.placement_config
         detail = (
-            f"Placement at {config.words()} needs about {work['seconds']:,.0f} s for Nova's query "
+            f"Placement at {config.words()} needs about {duration_words(work['seconds'])} for Nova's query "
             f"({work['examined']:,} {'prefixes' if config.optimize_for_wide_provider_trees else 'combinations'} "
             f"walked, {work['candidates']:,} candidates, {work['collisions']:,} equality checks), more than the "
             f"{work['timeout']:,.0f} s Nova's call waits (placement_timeout): the boot ends in NoValidHost "

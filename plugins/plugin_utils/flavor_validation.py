@@ -42,7 +42,11 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import 
     checked_fit,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import PlacementConfig, generation
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import (
+    PlacementConfig,
+    duration_words,
+    generation,
+)
 
 ENTRY_KEYS = ("min_hosts", "expect", "image_properties", "boot_from_volume")
 GPU_IMAGE_PROPERTIES = {"hw_machine_type": "q35", "hw_firmware_type": "uefi"}
@@ -188,15 +192,11 @@ def _placement_cell(report: dict) -> str:
     if not works:
         return "-"
     slowest = max(work["seconds"] for work in works)
-    cell = ("OVERLOAD " if any(work["overload"] for work in works) else "") + _seconds(slowest)
+    cell = ("OVERLOAD " if any(work["overload"] for work in works) else "") + duration_words(slowest)
     defaults = report.get("placement_at_defaults")
     if defaults is not None:
-        cell += f" (defaults: {'OVERLOAD ' if defaults['overload'] else ''}{_seconds(defaults['seconds'])})"
+        cell += f" (defaults: {'OVERLOAD ' if defaults['overload'] else ''}{duration_words(defaults['seconds'])})"
     return cell
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.2f} s" if value < 10 else f"{value:,.0f} s"
 
 
 def placement_findings(name: str, report: dict, config) -> list[dict]:

@@ -284,8 +284,13 @@ class Walk:
 
 
 def smallest_within(total: int, wanted: int, within) -> int:
-    """The smallest r in [1, total] with ``within(r) >= wanted`` (``within`` grows with r); ``total`` when none."""
-    low, high = 1, total
+    """The smallest r in [1, total] with ``within(r) >= wanted`` (``within`` grows with r); ``total`` when none.
+
+    Galloping first (1, 2, 4, ...), then halving: the answer is usually small (a bound of 1,000 candidates
+    over many roots is reached in the first rounds) while ``total`` can be astronomic."""
+    low, high = 1, 1
+    while high < total and within(high) < wanted:
+        low, high = high + 1, min(high * 2, total)
     while low < high:
         middle = (low + high) // 2
         if within(middle) >= wanted:

@@ -335,12 +335,15 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
             continue
         if tree is not None and not tree.allows(anchor):
             continue
-        if not _pre_check(fleet, parts, anchor, multi):
-            continue
         shape = anchor_walk(fleet, anchor, in_order, isolate)
         if not all(shape[0]):
             continue
         found = walks.get(shape)
+        if found is None and not _pre_check(fleet, parts, anchor, multi):
+            # Roots of one shape offer the same capacities to the same groups: the same pre-check.
+            walks[shape] = found = (None, None, 0, {})
+        if found is not None and found[0] is None:
+            continue
         if found is None:
             walk = Walk(*shape, isolate=isolate)
             try:
@@ -425,8 +428,16 @@ def _generate(report: dict, roots: list[_Root], config: PlacementConfig, determi
 def _breadth_first(roots: list[_Root], cut: int, optimize: bool, taken: dict) -> None:
     """One yield of each root's generator per round, until ``cut`` candidates are collected."""
 
+    # Roots of one shape share their counts (and their cache): each shape is asked once per round count.
+    shapes: dict[int, tuple[_Root, int]] = {}
+    for root in roots:
+        first, count = shapes.get(id(root.cache), (root, 0))
+        shapes[id(root.cache)] = (first, count + 1)
+
     def collected(rounds: int) -> int:
-        return sum(_taken(root.within(min(rounds, root.yields), optimize), optimize) for root in roots)
+        return sum(
+            count * _taken(root.within(min(rounds, root.yields), optimize), optimize) for root, count in shapes.values()
+        )
 
     longest = max(root.yields for root in roots)
     rounds = smallest_within(longest, cut, collected)
@@ -445,6 +456,21 @@ def _breadth_first(roots: list[_Root], cut: int, optimize: bool, taken: dict) ->
             taken[root.uuid] = (rounds, root.within(rounds, optimize))
         else:
             taken[root.uuid] = (rounds - 1, root.within(rounds - 1, optimize))
+
+
+def duration_words(seconds: float) -> str:
+    """A predicted time as a person reads it (seconds up to two minutes, then minutes, hours, days)."""
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} h"
+    if seconds < 365 * 86400:
+        return f"{seconds / 86400:.0f} days"
+    return "more than a year"
 
 
 def fix_words(config: PlacementConfig) -> str:
