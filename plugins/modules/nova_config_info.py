@@ -81,6 +81,7 @@ options:
         from Kolla-Ansible's overrides under O(config_dir) (C(global.conf), C(placement.conf),
         C(placement/placement-api.conf), in that precedence) or from O(placement_conf) with O(layout=nova_conf_d).
       - A value Placement would refuse to start with fails the task and names the file.
+      - With no host given, only Placement's settings are read (on a host that runs placement-api).
     type: bool
     default: false
   placement_conf:

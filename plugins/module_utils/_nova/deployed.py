@@ -292,6 +292,10 @@ def read_configs(root: HostRoot, params: dict) -> dict:
     control = ["api", "scheduler", "conductor"] + (["super-conductor"] if params.get("super_conductor") else [])
     given += [{"name": n, "services": control} for n in params.get("control_hosts") or []]
     if not given:
+        if params.get("placement"):
+            settings, sources = read_placement(root, params)
+            return {"placement_config": settings, "placement_sources": sources, "deployed": {}, "sources": {},
+                    "templated": []}  # fmt: skip
         raise DeployedConfigError("no host to read for: give hosts, compute_hosts or control_hosts")
     for index, item in enumerate(given, start=1):
         name = _check_host(item.get("name"), f"hosts[{index}].name")

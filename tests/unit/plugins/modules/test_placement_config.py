@@ -60,3 +60,12 @@ def test_bad_settings_are_refused_and_nothing_is_written(tmp_path, settings, wor
     failed = run_module("placement_config", {"root": str(tmp_path), "settings": settings})
     assert failed["failed"] and words in failed["msg"]
     assert not (tmp_path / "etc").exists()
+
+
+def test_placement_settings_alone_are_read_where_placement_api_runs(tmp_path):
+    conf = tmp_path / "etc/placement/placement.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("[placement]\nallocation_candidates_generation_strategy = breadth-first\n")
+    read = run_module("nova_config_info", {"root": str(tmp_path), "layout": "nova_conf_d", "placement": True})
+    assert read["placement_config"]["allocation_candidates_generation_strategy"] == "breadth-first"
+    assert read["placement_sources"] == ["/etc/placement/placement.conf"]
