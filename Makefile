@@ -32,6 +32,8 @@ export ACCEL_CYBORG_VENV := $(CURDIR)/$(CYBORG_VENV)
 PYTEST_ARGS ?=
 # Both cores for the integration tests: each xdist worker starts its own Placement.
 INTEGRATION_WORKERS ?= 2
+# Both cores for the unit and hostile suites too.
+UNIT_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection demo demo-roots test lint ruff \
         ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
@@ -42,50 +44,30 @@ help:
 	@echo "make test   - run every test: lint, docs-lint, sanity and unit on ansible-core 2.19 and the newest,"
 	@echo "              hostile input, integration (real Placement, real Nova, Kolla-Ansible), molecule"
 
-$(VENV)/.stamp: requirements/test.txt
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements/test.txt
-	touch $@
-venv: $(VENV)/.stamp
+# Each venv is a link to one built once per content of its requirements file and interpreter (tests/venv.sh,
+# cached under ~/.cache/accel-openstack/venvs or $ACCEL_VENV_CACHE): a fresh clone reuses them.
+venv:
+	@tests/venv.sh $(VENV) $(PYTHON) requirements/test.txt
 
-$(PLACEMENT_VENV)/.stamp: requirements/placement.txt
-	$(PYTHON) -m venv $(PLACEMENT_VENV)
-	$(PLACEMENT_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/placement.txt
-	touch $@
-placement-venv: $(PLACEMENT_VENV)/.stamp
+placement-venv:
+	@tests/venv.sh $(PLACEMENT_VENV) $(PYTHON) requirements/placement.txt
 
-$(NOVA_VENV)/.stamp: requirements/nova.txt
-	$(PYTHON) -m venv $(NOVA_VENV)
-	$(NOVA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/nova.txt
-	touch $@
-nova-venv: $(NOVA_VENV)/.stamp
+nova-venv:
+	@tests/venv.sh $(NOVA_VENV) $(PYTHON) requirements/nova.txt
 
-$(NEWEST_VENV)/.stamp: requirements/newest.txt
+newest-venv:
 	@test -n "$(PYTHON312)" || tests/find_python.sh 3.12
-	rm -rf $(NEWEST_VENV)
-	$(PYTHON312) -m venv $(NEWEST_VENV)
-	$(NEWEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/newest.txt
-	touch $@
-newest-venv: $(NEWEST_VENV)/.stamp
+	@tests/venv.sh $(NEWEST_VENV) $(PYTHON312) requirements/newest.txt
 
-$(KOLLA_VENV)/.stamp: requirements/kolla.txt
+kolla-venv:
 	@test -n "$(KOLLA_PYTHON)" || { echo "kolla-ansible 23 needs Python >= 3.12: set KOLLA_PYTHON"; exit 1; }
-	$(KOLLA_PYTHON) -m venv $(KOLLA_VENV)
-	$(KOLLA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/kolla.txt
-	touch $@
-kolla-venv: $(KOLLA_VENV)/.stamp
+	@tests/venv.sh $(KOLLA_VENV) $(KOLLA_PYTHON) requirements/kolla.txt
 
-$(IRONIC_VENV)/.stamp: requirements/ironic.txt
-	$(PYTHON) -m venv $(IRONIC_VENV)
-	$(IRONIC_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/ironic.txt
-	touch $@
-ironic-venv: $(IRONIC_VENV)/.stamp
+ironic-venv:
+	@tests/venv.sh $(IRONIC_VENV) $(PYTHON) requirements/ironic.txt
 
-$(CYBORG_VENV)/.stamp: requirements/cyborg.txt
-	$(PYTHON) -m venv $(CYBORG_VENV)
-	$(CYBORG_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements/cyborg.txt
-	touch $@
-cyborg-venv: $(CYBORG_VENV)/.stamp
+cyborg-venv:
+	@tests/venv.sh $(CYBORG_VENV) $(PYTHON) requirements/cyborg.txt
 
 # The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
 # pinned in requirements/nova.txt, and Nova's extra-spec validator table (run after changing those pins).
@@ -132,14 +114,14 @@ changelog: newest-venv
 lint: ruff ansible-lint
 
 unit: venv placement-venv nova-venv collection
-	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/unit -n $(UNIT_WORKERS) $(PYTEST_ARGS)
 
 # Hostile input: links out of the root, injection into written files, secrets, hangs, wrong types.
 hostile: venv collection
-	$(BIN)/python -m pytest tests/hostile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/hostile -n $(UNIT_WORKERS) $(PYTEST_ARGS)
 
 unit-newest: newest-venv placement-venv nova-venv collection
-	$(NEWEST_VENV)/bin/python -m pytest tests/unit $(PYTEST_ARGS)
+	$(NEWEST_VENV)/bin/python -m pytest tests/unit -n $(UNIT_WORKERS) $(PYTEST_ARGS)
 
 # Debian's chromium renders the HTML report to a screenshot in the integration tests.
 browser:
