@@ -54,7 +54,12 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks impo
     check_resource_classes,
     check_traits,
 )
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import asks, group_rows, suffixed_rows
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import (
+    asks,
+    counted_candidates,
+    group_rows,
+    suffixed_rows,
+)
 
 # A template names its providers by position: "\x00N\x00".
 _PLACE = re.compile("\x00([0-9]+)\x00")
@@ -261,6 +266,13 @@ class _Plan:
         if compact is not None:
             self.takes, self.weight = compact
             return
+        try:
+            # Where the groups cannot be combined on this tree at all (isolate over fewer providers than
+            # groups), counting says so without a listing that would run out of its budget.
+            if counted_candidates(tree.fleet, self._request, tree.root) == 0:
+                return
+        except (NoCandidates, RequestError):
+            pass
         try:
             result = answer(tree.fleet, self._request)
         except RequestError:

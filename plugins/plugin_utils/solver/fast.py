@@ -479,6 +479,28 @@ def anchor_walk(fleet: Fleet, anchor: str, levels_of: list, isolate: bool) -> tu
     return tuple(levels), tuple(key_rows)
 
 
+def counted_candidates(fleet: Fleet, request: Request, anchor: str) -> int | None:
+    """How many candidates ``anchor`` gives the request, counted by classes of providers rather than
+    listed; None where counting does not apply (``same_subtree``, sharing providers, providers too unlike
+    for classes). Raises NoCandidates or RequestError as the search does."""
+    if request.same_subtrees or fleet.sharing:
+        return None
+    parts = group_rows(fleet, request, Budget())
+    suffixed = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts if suffix]
+    if any(anchor not in rows for _s, _w, rows in suffixed):
+        return 0
+    tree = next((rows for suffix, _group, rows in parts if not suffix), None)
+    if tree is not None and not tree.allows(anchor):
+        return 0
+    isolate = request.group_policy == "isolate" and len(suffixed) > 1
+    levels = [(suffix, list(group.resources.items()), rows) for suffix, group, rows in parts]
+    shape = anchor_walk(fleet, anchor, levels, isolate)
+    try:
+        return Walk(*shape, isolate=isolate).total().valid
+    except TooManyStates:
+        return None
+
+
 def _counted_roots(fleet: Fleet, order, tree, suffixed: list, isolate: bool, limit, spend) -> dict | None:
     """The roots-only answer from counts (``counting.Walk``) rather than a listing, where some anchor's
     product is large; None where listing is as cheap (every product small) or the providers do not fall
