@@ -129,3 +129,32 @@ def test_lookups_refuse_a_combinatorial_query_and_bad_types(tmp_path):
     assert "total is -4; Placement takes 1 or more" in output
     assert "traits must be a list of names, got a string 'CUSTOM_X'" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("playbook", "variable"),
+    [
+        ("playbooks/discover.yml", "accel_nova_compute_group"),
+        ("playbooks/prepare_hosts.yml", "accel_nova_compute_group"),
+        ("playbooks/nova_config.yml", "accel_nova_compute_group"),
+        ("playbooks/validate.yml", "accel_nova_compute_group"),
+        ("playbooks/audit.yml", "accel_audit_hosts"),
+    ],
+)
+def test_a_stage_whose_target_matches_no_host_fails_naming_the_variable(tmp_path, playbook, variable):
+    from tests.support.ansible_runner import run_playbook
+
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  hosts:\n    gpu-a:\n      ansible_connection: local\n")
+    done = run_playbook(playbook, inventory=str(inventory), check=True)
+    assert done["rc"] != 0
+    messages = [
+        result.get("msg", "")
+        for play in done["plays"]
+        for task in play["tasks"]
+        for result in task["hosts"].values()
+        if result.get("failed")
+    ]
+    assert len(messages) == 1 and f"-e {variable}=<group>" in messages[0] and "matches no host" in messages[0]
+    # Nothing ran on the host the target does not name.
+    assert all("gpu-a" not in task["hosts"] for play in done["plays"] for task in play["tasks"])
