@@ -80,12 +80,12 @@ _raw:
       type: dict
     unclaimable:
       description:
-        - Only with O(placement_config.optimize_for_wide_provider_trees) true, the positions in
+        - Only with C(optimize_for_wide_provider_trees) true in O(placement_config), the positions in
           RV(_raw[].allocation_requests) of candidates Placement returns although their summed amounts exceed a
           provider's free capacity (Nova's claim of such a candidate fails, and Nova tries the next).
       type: list
       elements: int
-      returned: when O(placement_config.optimize_for_wide_provider_trees) is true
+      returned: when C(optimize_for_wide_provider_trees) is true in O(placement_config)
 """
 
 from ansible.plugins.lookup import LookupBase

@@ -53,8 +53,12 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports whether the file would change and the command that would apply it; writes nothing.
   diff_mode:
     support: full
+    description: Shows the file as it is and as it would be.
+seealso:
+  - module: accel.openstack.nova_config_info
 """
 
 EXAMPLES = r"""
