@@ -27,7 +27,6 @@ import os
 import statistics
 import sys
 import time
-import uuid
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -41,44 +40,14 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     PlacementConfig,
     duration_words,
 )
+from tests.support.wide_fleets import hgx_fleet, nova_query  # noqa: E402
 
-RC = "CUSTOM_PCI_10DE_2330"
 ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330"}]
 
 
-def _inv(total: int) -> dict:
-    return {"total": total, "reserved": 0, "min_unit": 1, "max_unit": total, "step_size": 1, "allocation_ratio": 1.0}
-
-
-def hgx_fleet(hosts: int, gpus: int) -> dict:
-    providers = []
-    for host in range(hosts):
-        root = str(uuid.UUID(int=(host + 1) << 32))
-        busy = gpus // 4 if host % 4 == 3 else 0
-        providers.append(
-            {
-                "uuid": root,
-                "name": f"hgx-{host:04d}",
-                "parent_provider_uuid": None,
-                "inventories": {"VCPU": _inv(224), "MEMORY_MB": _inv(2_000_000), "DISK_GB": _inv(3000)},
-                "traits": ["OWNER_NOVA"],
-                "aggregates": [],
-                "usages": {"VCPU": 16 * busy} if busy else {},
-            }
-        )
-        for gpu in range(gpus):
-            providers.append(
-                {
-                    "uuid": str(uuid.UUID(int=((host + 1) << 32) + gpu + 1)),
-                    "name": f"hgx-{host:04d}_0000:{gpu + 0x10:02X}:00.0",
-                    "parent_provider_uuid": root,
-                    "inventories": {RC: _inv(1)},
-                    "traits": ["OWNER_NOVA"],
-                    "aggregates": [],
-                    "usages": {RC: 1} if gpu < busy else {},
-                }
-            )
-    return {"resource_providers": providers}
+def hgx(hosts: int, gpus: int) -> dict:
+    """``hosts`` nodes of ``gpus`` GPUs, a quarter of the GPUs (and 16 VCPU each) in use on every fourth."""
+    return hgx_fleet([(gpus, gpus // 4 if host % 4 == 3 else 0, None) for host in range(hosts)], 16)
 
 
 def flavor(devices: int) -> dict:
@@ -91,21 +60,12 @@ def flavor(devices: int) -> dict:
     }
 
 
-def nova_query(devices: int) -> str:
-    params = [("group_policy", "none"), ("limit", "1000")]
-    params += [(f"required_pci0-{i}", "OWNER_NOVA") for i in range(devices)]
-    params += [("resources", "MEMORY_MB:16384,VCPU:8")]
-    params += [(f"resources_pci0-{i}", f"{RC}:1") for i in range(devices)]
-    params += [("root_required", "OWNER_NOVA,!COMPUTE_STATUS_DISABLED")]
-    return "&".join(f"{k}={v}" for k, v in sorted(params))
-
-
 def part_one(hosts: int, repeat: int) -> None:
     print(f"\n### flavor_fit, {hosts} hosts\n")
     print("| fleet | flavor | settings | outcome | hosts | instances | Placement predicted | ms per flavor (CPU) |")
     print("|---|---|---|---|---|---|---|---|")
     for gpus, devices in ((8, (6, 8)), (16, (12, 16))):
-        snapshot = hgx_fleet(hosts, gpus)
+        snapshot = hgx(hosts, gpus)
         for label, config in (("defaults", PlacementConfig()), ("advised", RECOMMENDED)):
             options = FitOptions.checked(pci_aliases=ALIASES, pci_in_placement=True, placement_config=config.as_dict())
             fit = FlavorFit(snapshot, options)
@@ -128,7 +88,7 @@ def part_two(hosts: int, repeat: int) -> None:
     from tests.support.placement_loader import load_fleet
     from tests.support.placement_server import PlacementServer
 
-    snapshot = hgx_fleet(hosts, 8)
+    snapshot = hgx(hosts, 8)
     fleet = Fleet.from_snapshot(snapshot)
     print(f"\n### The real Placement 16 at the advised settings, {hosts} hosts x 8 GPUs\n")
     print("| flavor | Placement (HTTP) | solver | ratio | candidates (Placement, solver) | hosts (Placement, solver) |")
@@ -139,7 +99,7 @@ def part_two(hosts: int, repeat: int) -> None:
         load_fleet(server, snapshot)
         loaded = time.perf_counter() - started
         for n in (6, 8):
-            query = nova_query(n)
+            query = nova_query(n, ram=16384)
             request = Request.parse(query)
             placement_times, solver_times = [], []
             answer = mine = None

@@ -24,8 +24,6 @@ import os
 import sys
 import time
 import urllib.request
-import uuid
-from urllib.parse import urlencode
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -35,6 +33,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import Req
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver import generation as model  # noqa: E402
 from tests.support.placement_loader import load_fleet  # noqa: E402
 from tests.support.placement_server import PlacementServer  # noqa: E402
+from tests.support.wide_fleets import nova_query, uniform  # noqa: E402
 
 SETTINGS = {
     "defaults": {},
@@ -45,65 +44,6 @@ SETTINGS = {
     },
     "recommended": model.RECOMMENDED.as_dict(),
 }
-RC = "CUSTOM_PCI_10DE_2330"
-
-
-def hgx_fleet(hosts: int, gpus: int, busy: int = 0) -> dict:
-    """``hosts`` compute nodes, each with ``gpus`` single-GPU PCI children, the first ``busy`` in use."""
-    providers = []
-    number = 0
-
-    def new_uuid() -> str:
-        nonlocal number
-        number += 1
-        return str(uuid.UUID(int=number))
-
-    def inv(total: int) -> dict:
-        return {
-            "total": total,
-            "reserved": 0,
-            "min_unit": 1,
-            "max_unit": total,
-            "step_size": 1,
-            "allocation_ratio": 1.0,
-        }
-
-    for host in range(hosts):
-        root = new_uuid()
-        providers.append(
-            {
-                "uuid": root,
-                "name": f"hgx-{host:03d}",
-                "parent_provider_uuid": None,
-                "inventories": {"VCPU": inv(224), "MEMORY_MB": inv(2_000_000), "DISK_GB": inv(3000)},
-                "traits": ["OWNER_NOVA"],
-                "aggregates": [],
-                "usages": {},
-            }
-        )
-        for gpu in range(gpus):
-            providers.append(
-                {
-                    "uuid": new_uuid(),
-                    "name": f"hgx-{host:03d}_0000:{gpu + 0x10:02X}:00.0",
-                    "parent_provider_uuid": root,
-                    "inventories": {RC: inv(1)},
-                    "traits": ["OWNER_NOVA"],
-                    "aggregates": [],
-                    "usages": {RC: 1} if gpu < busy else {},
-                }
-            )
-    return {"resource_providers": providers}
-
-
-def nova_query(devices: int, limit: int = 1000) -> str:
-    """The query Nova 34 sends for ``pci_passthrough:alias=h100:N`` with PCI in Placement (sorted)."""
-    params = [("group_policy", "none"), ("limit", limit)]
-    params += [(f"required_pci0-{i}", "OWNER_NOVA") for i in range(devices)]
-    params.append(("resources", "MEMORY_MB:1024,VCPU:8"))
-    params += [(f"resources_pci0-{i}", f"{RC}:1") for i in range(devices)]
-    params.append(("root_required", "OWNER_NOVA,!COMPUTE_STATUS_DISABLED"))
-    return urlencode(sorted(params, key=lambda p: p[0]), safe=",:!")
 
 
 FEATURES = ("query", "root", "tuple", "prefix", "candidate", "collision")
@@ -179,7 +119,7 @@ def main() -> None:
     measured = []
     out = open(args.out, "w") if args.out else None  # noqa: SIM115 - closed below
     for hosts, gpus, busy in shapes:
-        snapshot = hgx_fleet(hosts, gpus, busy)
+        snapshot = uniform(hosts, gpus, busy)
         fleet = Fleet.from_snapshot(snapshot)
         server = PlacementServer()
         try:

@@ -22,6 +22,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     generation,
 )
 from tests.support.placement_loader import load_fleet
+from tests.support.wide_fleets import hgx_fleet, nova_query
 
 SETTINGS = {
     "defaults": PlacementConfig(),
@@ -30,66 +31,14 @@ SETTINGS = {
     "advised": RECOMMENDED,
     "workaround-alone": PlacementConfig(-1, "depth-first", True),
 }
-GPU = "CUSTOM_PCI_10DE_2330"
 # Sent only where the model predicts an answer within this many seconds.
 QUICK = 5.0
-
-
-def _inv(total: int) -> dict:
-    return {"total": total, "reserved": 0, "min_unit": 1, "max_unit": total, "step_size": 1, "allocation_ratio": 1.0}
 
 
 def wide_fleet() -> dict:
     """Five HGX-like hosts (8 GPUs each; two hosts with GPUs in use), one with 16 GPUs, each with a
     ConnectX PF whose VFs are partly in use."""
-    providers = []
-    shapes = [(8, 0, 0), (8, 2, 7), (8, 0, 3), (8, 5, 0), (16, 4, 6), (8, 0, 8)]
-    for host, (gpus, busy, vfs_used) in enumerate(shapes):
-        root = f"5e1f0000-0000-4000-8000-{host:04d}00000000"
-        providers.append(
-            {
-                "uuid": root,
-                "name": f"hgx-{host:02d}",
-                "parent_provider_uuid": None,
-                "inventories": {"VCPU": _inv(224), "MEMORY_MB": _inv(2_000_000)},
-                "traits": ["OWNER_NOVA"],
-                "aggregates": [],
-                "usages": {},
-            }
-        )
-        for gpu in range(gpus):
-            providers.append(
-                {
-                    "uuid": f"5e1f0000-0000-4000-8000-{host:04d}{gpu + 1:08d}",
-                    "name": f"hgx-{host:02d}_gpu{gpu}",
-                    "parent_provider_uuid": root,
-                    "inventories": {GPU: _inv(1)},
-                    "traits": ["OWNER_NOVA"],
-                    "aggregates": [],
-                    "usages": {GPU: 1} if gpu < busy else {},
-                }
-            )
-        providers.append(
-            {
-                "uuid": f"5e1f0000-0000-4000-8000-{host:04d}99999999",
-                "name": f"hgx-{host:02d}_nic",
-                "parent_provider_uuid": root,
-                "inventories": {"SRIOV_NET_VF": _inv(8)},
-                "traits": ["OWNER_NOVA"],
-                "aggregates": [],
-                "usages": {"SRIOV_NET_VF": vfs_used} if vfs_used else {},
-            }
-        )
-    return {"resource_providers": providers}
-
-
-def nova_query(gpus: int, vfs: int = 0, policy: str = "none", limit: int = 1000) -> str:
-    params = [("group_policy", policy), ("limit", str(limit))]
-    params += [(f"required_pci0-{i}", "OWNER_NOVA") for i in range(gpus)]
-    params += [(f"resources_pci0-{i}", f"{GPU}:1") for i in range(gpus)]
-    params += [(f"resources_vf{i}", "SRIOV_NET_VF:1") for i in range(vfs)]
-    params += [("resources", "MEMORY_MB:1024,VCPU:8"), ("root_required", "OWNER_NOVA")]
-    return "&".join(f"{k}={v}" for k, v in sorted(params))
+    return hgx_fleet([(8, 0, 0), (8, 2, 7), (8, 0, 3), (8, 5, 0), (16, 4, 6), (8, 0, 8)])
 
 
 QUERIES = [

@@ -31,14 +31,15 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.request import Req
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.checks import NoCandidates
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.fast import answer, claimable
-from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import PlacementConfig, generation
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import PlacementConfig
+from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import generation as _generation
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.reference import solve
 
 __all__ = ["Budget", "NoCandidates", "PlacementConfig", "TooCombinatorial", "allocation_candidates", "solve"]
 
 
 def _configured(fleet: Fleet, request: Request, budget, roots_only: bool, config: PlacementConfig) -> dict:
-    work = generation(fleet, request, config)
+    work = _generation(fleet, request, config)
     quotas = work["per_root"] if work["truncated"] else None
     found = answer(fleet, request, budget, roots_only, quotas, config.optimize_for_wide_provider_trees)
     if config.optimize_for_wide_provider_trees and not roots_only:

@@ -9,7 +9,7 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import RECOMMENDED
-from tests.unit.plugins.plugin_utils.test_generation import hgx
+from tests.support.wide_fleets import uniform as hgx
 
 ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330"}]
 ADVISED = RECOMMENDED.as_dict()

@@ -21,6 +21,8 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     generation,
 )
 from tests.support.placement_generation import replay
+from tests.support.wide_fleets import nova_query
+from tests.support.wide_fleets import uniform as hgx
 
 SETTINGS = [
     PlacementConfig(),
@@ -120,42 +122,6 @@ def test_the_counted_generation_equals_a_tuple_by_tuple_replay(seed, setting):
     assert model["examined"] == truth["examined"]
     if not model["truncated"]:
         assert model["collisions"] == truth["collisions"]
-
-
-def hgx(hosts: int, gpus: int, busy: int = 0) -> dict:
-    providers = []
-    for host in range(hosts):
-        root = f"00000000-0000-0000-0000-{host:06d}000000"
-        providers.append(
-            {
-                "uuid": root,
-                "name": f"hgx-{host}",
-                "parent_provider_uuid": None,
-                "inventories": {"VCPU": inv(224), "MEMORY_MB": inv(2_000_000)},
-                "traits": ["OWNER_NOVA"],
-            }
-        )
-        for gpu in range(gpus):
-            providers.append(
-                {
-                    "uuid": f"00000000-0000-0000-0000-{host:06d}{gpu + 1:06d}",
-                    "name": f"hgx-{host}_gpu{gpu}",
-                    "parent_provider_uuid": root,
-                    "inventories": {"CUSTOM_PCI_10DE_2330": inv(1)},
-                    "usages": {"CUSTOM_PCI_10DE_2330": 1} if gpu < busy else {},
-                    "traits": ["OWNER_NOVA"],
-                }
-            )
-    return {"resource_providers": providers}
-
-
-def nova_query(devices: int) -> str:
-    params = ["group_policy=none", "limit=1000"]
-    params += [f"required_pci0-{i}=OWNER_NOVA" for i in range(devices)]
-    params.append("resources=MEMORY_MB:1024,VCPU:8")
-    params += [f"resources_pci0-{i}=CUSTOM_PCI_10DE_2330:1" for i in range(devices)]
-    params.append("root_required=OWNER_NOVA")
-    return "&".join(sorted(params))
 
 
 def test_eight_of_eight_gpus_is_a_full_node_per_host_and_placement_at_its_defaults_never_answers():
