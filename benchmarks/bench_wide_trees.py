@@ -71,7 +71,7 @@ def part_one(hosts: int, repeat: int) -> None:
             fit = FlavorFit(snapshot, options)
             for n in devices:
                 times, report = [], None
-                for _ in range(repeat):
+                for _run in range(repeat):
                     start = time.process_time()
                     report = fit.check(flavor(n))
                     times.append(time.process_time() - start)
@@ -103,7 +103,7 @@ def part_two(hosts: int, repeat: int) -> None:
             request = Request.parse(query)
             placement_times, solver_times = [], []
             answer = mine = None
-            for _ in range(repeat):
+            for _run in range(repeat):
                 start = time.perf_counter()
                 status, answer = server.request("GET", "/allocation_candidates?" + query)
                 placement_times.append(time.perf_counter() - start)

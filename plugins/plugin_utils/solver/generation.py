@@ -130,7 +130,7 @@ RECOMMENDED = PlacementConfig(**settings.RECOMMENDED)
 
 
 def check_timeout(value, where: str = "placement_timeout") -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400 or value != value:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or not 0 < value <= 86400:
         raise PlacementConfigError(f"{where} must be a number of seconds above 0 and at most 86400, got {value!r}")
     return float(value)
 
