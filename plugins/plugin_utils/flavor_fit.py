@@ -643,9 +643,16 @@ class FlavorFit:
                 "did_you_mean": [],
             }
         if self._fits_somewhere(_one_device(request), empty=True):
+            most = self._most(self._empty_fleet())
+            over = [
+                f"{amount} {rc} asked, {most.get(rc, 0)} on the largest host"
+                for rc, amount in sorted(totals(request).items())
+                if rc not in GENERAL_CLASSES and amount > most.get(rc, 0)
+            ]
+            words = f" ({'; '.join(over)})" if over else ""
             return {
                 "code": "too_many_devices",
-                "detail": "it asks more devices than any host has; one device of each kind fits",
+                "detail": f"it asks more devices than any host has{words}; one device of each kind fits",
                 "did_you_mean": [],
             }
         return {

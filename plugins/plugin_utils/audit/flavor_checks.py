@@ -27,7 +27,9 @@ def check_flavors(cloud) -> list[dict]:
         name = report["name"]
         reason = report.get("reason") or {}
         detail = reason.get("detail") or report.get("message") or ""
-        hint = f" (did you mean {', '.join(reason['did_you_mean'][:3])}?)" if reason.get("did_you_mean") else ""
+        hint = ""
+        if reason.get("did_you_mean") and "did you mean" not in detail.lower():
+            hint = f" (did you mean {', '.join(reason['did_you_mean'][:3])}?)"
         if report["outcome"] in ("invalid_flavor", "scheduler_error"):
             found.append(
                 finding(
