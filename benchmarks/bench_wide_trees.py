@@ -40,24 +40,12 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     PlacementConfig,
     duration_words,
 )
-from tests.support.wide_fleets import hgx_fleet, nova_query  # noqa: E402
-
-ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330"}]
+from tests.support.wide_fleets import ALIASES, gpu_flavor, hgx_fleet, nova_query  # noqa: E402
 
 
 def hgx(hosts: int, gpus: int) -> dict:
     """``hosts`` nodes of ``gpus`` GPUs, a quarter of the GPUs (and 16 VCPU each) in use on every fourth."""
     return hgx_fleet([(gpus, gpus // 4 if host % 4 == 3 else 0, None) for host in range(hosts)], 16)
-
-
-def flavor(devices: int) -> dict:
-    return {
-        "name": f"gpu.h100.{devices}",
-        "vcpus": 8,
-        "ram": 16384,
-        "disk": 0,
-        "extra_specs": {"pci_passthrough:alias": f"h100:{devices}"},
-    }
 
 
 def part_one(hosts: int, repeat: int) -> None:
@@ -73,7 +61,7 @@ def part_one(hosts: int, repeat: int) -> None:
                 times, report = [], None
                 for _run in range(repeat):
                     start = time.process_time()
-                    report = fit.check(flavor(n))
+                    report = fit.check(gpu_flavor(n, ram=16384))
                     times.append(time.process_time() - start)
                 work = max(report["placement"], key=lambda w: w["seconds"]) if report["placement"] else {}
                 predicted = duration_words(work.get("seconds", 0)) + (" (overload)" if work.get("overload") else "")

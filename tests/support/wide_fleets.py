@@ -4,12 +4,15 @@
 one unit of ``GPU_CLASS`` (the first ``busy`` in use), and with ``vfs_used`` not None a NIC child with 8
 SRIOV_NET_VF of which that many are in use. Uuids and names follow the host's position, so a fleet is the
 same in every process. ``uniform(hosts, gpus, busy)`` is the common case. ``nova_query`` is Nova 34's
-sorted query for ``pci_passthrough:alias=<alias>:N`` (N one-device groups) with optional VF groups.
+sorted query for ``pci_passthrough:alias=<alias>:N`` (N one-device groups) with optional VF groups, and
+``gpu_flavor`` the flavor that asks it.
 """
 
 from __future__ import annotations
 
 GPU_CLASS = "CUSTOM_PCI_10DE_2330"
+# The [pci] alias of those GPUs (Nova's default resource class for 10de:2330 is GPU_CLASS).
+ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330"}]
 
 
 def inventory(total: int) -> dict:
@@ -74,3 +77,14 @@ def nova_query(
     params += [(f"resources_vf{i}", "SRIOV_NET_VF:1") for i in range(vfs)]
     params += [("resources", f"MEMORY_MB:{ram},VCPU:{vcpus}"), ("root_required", "OWNER_NOVA,!COMPUTE_STATUS_DISABLED")]
     return "&".join(f"{k}={v}" for k, v in sorted(params))
+
+
+def gpu_flavor(devices: int, vcpus: int = 8, ram: int = 1024) -> dict:
+    """A flavor asking ``devices`` H100s through the alias (``pci_passthrough:alias=h100:N``)."""
+    return {
+        "name": f"gpu.h100.{devices}",
+        "vcpus": vcpus,
+        "ram": ram,
+        "disk": 0,
+        "extra_specs": {"pci_passthrough:alias": f"h100:{devices}"},
+    }

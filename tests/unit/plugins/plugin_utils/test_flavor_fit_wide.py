@@ -9,20 +9,10 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation import RECOMMENDED
+from tests.support.wide_fleets import ALIASES, gpu_flavor
 from tests.support.wide_fleets import uniform as hgx
 
-ALIASES = [{"name": "h100", "vendor_id": "10de", "product_id": "2330"}]
 ADVISED = RECOMMENDED.as_dict()
-
-
-def gpu_flavor(devices: int) -> dict:
-    return {
-        "name": f"gpu.h100.{devices}",
-        "vcpus": 8,
-        "ram": 1024,
-        "disk": 0,
-        "extra_specs": {"pci_passthrough:alias": f"h100:{devices}"},
-    }
 
 
 def fit(snapshot, devices, **options):
