@@ -360,12 +360,7 @@ def _combined_answer(
         return f"{count} suffixed groups{policy} over {providers_used} providers", size
 
     spend = budget.spend
-    if (
-        quotas is None
-        and roots_only
-        and not subtrees
-        and not (sharing and _touches_sharing(sharing, tree, suffixed, order))
-    ):
+    if quotas is None and roots_only and not subtrees and not (sharing and _touches_sharing(sharing, tree, suffixed)):
         counted = _counted_roots(fleet, order, tree, suffixed, isolate, limit, lambda n: spend(n, describe))
         if counted is not None:
             return counted
@@ -431,7 +426,7 @@ def _enough(anchor: str, tree, suffixed: list, parts: list, shared_classes: set,
     return True
 
 
-def _touches_sharing(sharing, tree: _TreeRows | None, suffixed: list, order) -> bool:
+def _touches_sharing(sharing, tree: _TreeRows | None, suffixed: list) -> bool:
     """Whether a sharing provider may serve some group (candidates may then repeat across anchors)."""
     if tree is not None and tree.foreign:
         return True
@@ -508,9 +503,6 @@ def _counted_roots(fleet: Fleet, order, tree, suffixed: list, isolate: bool, lim
     anchors = list(order)
     sizes = {}
     for anchor in anchors:
-        if tree is not None and not tree.combos(anchor, keep=False):
-            sizes[anchor] = 0
-            continue
         size = product_size(len(rows[anchor]) for _s, _w, rows in suffixed)
         if tree is not None:
             size *= len(tree.combos(anchor, keep=False))

@@ -141,17 +141,24 @@ class _Root:
 
     uuid: str
     walk: Walk
+    counts: Counts  # the whole walk's
     yields: int  # what its generator yields: plain tuples, or the pruned product's complete tuples
     candidates: int  # those Placement keeps (valid; with the workaround, those that keep isolate)
     valid: int  # those a claim accepts
     collisions: int  # equal-hash pairs among all its candidates
     cache: dict  # shared by the roots of one shape
+    counted: bool = True  # false where the providers were too unlike for classes (counts are bounds)
 
     def within(self, r: int, optimize: bool) -> Counts:
-        """Counts among the first ``r`` yields (cached: a breadth-first search asks many roots the same)."""
+        """Counts among the first ``r`` yields (cached: a breadth-first search asks many roots the same);
+        where the walk could not be counted, every yield is taken for a candidate (a bound)."""
         found = self.cache.get(r)
         if found is None:
-            found = self.cache[r] = self.walk.leaves_within(r) if optimize else self.walk.raw_within(r)
+            if not self.counted:
+                found = Counts(r, r, r, r)
+            else:
+                found = self.walk.leaves_within(r) if optimize else self.walk.raw_within(r)
+            self.cache[r] = found
         return found
 
 
@@ -328,7 +335,8 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
             seen_classes.add(rc)
     for rc in multi:
         multi[rc] = sum(g.resources.get(rc, 0) for _s, g, _r in parts)
-    walks: dict[tuple, tuple[Walk, Counts, int, dict]] = {}  # per shape; roots of one shape share counts
+    # Per shape (roots of one shape share their counts): walk, counts, collisions, cache, counted.
+    walks: dict[tuple, tuple] = {}
     roots: list[_Root] = []
     for anchor in order:
         if any(anchor not in rows for _s, _w, rows in suffixed):
@@ -341,20 +349,26 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
         found = walks.get(shape)
         if found is None and not _pre_check(fleet, parts, anchor, multi):
             # Roots of one shape offer the same capacities to the same groups: the same pre-check.
-            walks[shape] = found = (None, None, 0, {})
+            walks[shape] = found = (None, None, 0, {}, False)
         if found is not None and found[0] is None:
             continue
         if found is None:
             walk = Walk(*shape, isolate=isolate)
             try:
                 counts = walk.total()
+                counted = True
             except TooManyStates:
-                report["exact"] = False
+                # A bound: every tuple taken for a candidate (Placement walks them all the same).
                 counts = Counts(walk.raw, walk.raw, walk.raw, walk.raw)
-            found = walks[shape] = (walk, counts, _collisions(walk, optimize), {})
-        walk, counts, collisions, cache = found
+                counted = False
+            found = walks[shape] = (walk, counts, _collisions(walk, optimize) if counted else 0, {}, counted)
+        walk, counts, collisions, cache, counted = found
+        if not counted:
+            report["exact"] = False
         yields = counts.leaves if optimize else walk.raw
-        roots.append(_Root(anchor, walk, yields, _taken(counts, optimize), counts.valid, collisions, cache))
+        roots.append(
+            _Root(anchor, walk, counts, yields, _taken(counts, optimize), counts.valid, collisions, cache, counted)
+        )
     _generate(report, roots, config, determined)
     report["seconds"] = round(
         COSTS["query"]
@@ -400,7 +414,7 @@ def _generate(report: dict, roots: list[_Root], config: PlacementConfig, determi
         r, counts = taken[root.uuid]
         if counts is None:  # the whole product
             got = root.candidates
-            examined += root.walk.total().nodes if optimize else root.walk.raw
+            examined += root.counts.nodes if optimize else root.walk.raw
             unclaimable += root.candidates - root.valid if optimize else 0
             collisions += root.collisions
         else:

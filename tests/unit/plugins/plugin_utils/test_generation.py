@@ -223,3 +223,19 @@ def test_a_walk_counts_what_listing_finds():
             valid += all(taken[k] + keys[k][2] <= keys[k][1] for k in range(4))
     total = walk.total()
     assert (total.leaves, total.valid) == (listed, valid)
+
+
+def test_providers_too_unlike_to_count_give_a_bound_marked_not_exact(monkeypatch):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.solver import generation as model
+
+    class Tiny(Walk):
+        def __init__(self, levels, keys, isolate):
+            super().__init__(levels, keys, isolate, limit=0)
+
+    monkeypatch.setattr(model, "Walk", Tiny)
+    fleet = Fleet.from_snapshot(hgx(3, 8, busy=1))
+    request = Request.parse(nova_query(4))
+    for config in SETTINGS:
+        report = generation(fleet, request, config)
+        assert report["exact"] is False
+        assert report["examined"] >= 1 and report["candidates"] >= 1
