@@ -457,8 +457,10 @@ class FlavorFit:
         return generation(self.fleet, request, self.options.placement_config, self.options.placement_timeout)
 
     def _named(self, work: dict) -> dict:
+        """The work with its roots by name, as the rest of the report names hosts."""
         found = dict(work)
         found["roots"] = [self.root_names.get(root, root) for root in work["roots"]]
+        found["per_root"] = {self.root_names.get(root, root): n for root, n in work["per_root"].items()}
         return found
 
     def _overloaded(self, report: dict, work: dict) -> dict:

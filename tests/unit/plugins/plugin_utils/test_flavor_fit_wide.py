@@ -130,3 +130,10 @@ def test_placement_settings_are_read_as_placement_api_reads_them(tmp_path):
     (tmp_path / "cfg/placement.conf").write_text("[placement]\nmax_allocation_candidates = lots\n")
     with pytest.raises(deployed.DeployedConfigError, match="/cfg/placement.conf"):
         deployed.read_placement(root, {"layout": "kolla", "config_dir": "/cfg"})
+
+
+def test_the_placement_entry_names_hosts_as_the_report_does():
+    report = fit(hgx(3, 8), 8, placement_config=ADVISED)
+    (work,) = report["placement"]
+    assert set(work["roots"]) == set(work["per_root"]) == {"hgx-0", "hgx-1", "hgx-2"}
+    assert sum(work["per_root"].values()) == work["candidates"] == 1000
