@@ -86,6 +86,14 @@ _raw:
       type: list
       elements: int
       returned: when C(optimize_for_wide_provider_trees) is true in O(placement_config)
+    determined:
+      description:
+        - Only with a bound or the workaround in O(placement_config), whether the answer is a function of the
+          fleet. False where the roots Placement visits first follow its process's hash seed (an unsuffixed
+          group first on a fleet with nested or sharing providers), or where C(limit) keeps part of more
+          candidates (Placement keeps the first of a set); the number of candidates is Placement's either way.
+      type: bool
+      returned: when O(placement_config) sets a bound or the workaround
 """
 
 from ansible.plugins.lookup import LookupBase

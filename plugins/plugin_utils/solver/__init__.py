@@ -42,6 +42,9 @@ def _configured(fleet: Fleet, request: Request, budget, roots_only: bool, config
     work = _generation(fleet, request, config)
     quotas = work["per_root"] if work["truncated"] else None
     found = answer(fleet, request, budget, roots_only, quotas, config.optimize_for_wide_provider_trees)
+    if not roots_only:
+        # Whether this answer is the one Placement gives, or only as many from the same roots could be said.
+        found["determined"] = work["roots_determined"] and not work["limited"]
     if config.optimize_for_wide_provider_trees and not roots_only:
         found["unclaimable"] = [
             index for index, candidate in enumerate(found["allocation_requests"]) if not claimable(fleet, candidate)
@@ -75,7 +78,9 @@ def allocation_candidates(
     generation, the answer has the candidates Placement collects: as many, from the same roots, each root's
     first ones in the solver's order. With optimize_for_wide_provider_trees, candidates whose summed amounts
     exceed a provider's free capacity (Placement no longer checks usage there) are returned too, and the
-    answer's extra key ``unclaimable`` lists their positions (a claim of them fails)."""
+    answer's extra key ``unclaimable`` lists their positions (a claim of them fails). With a bound or the
+    workaround, the extra key ``determined`` is false where which roots (or which candidates under
+    ``limit``) Placement returns depends on its process rather than on the fleet."""
     paused = gc.isenabled()
     if paused:
         gc.disable()

@@ -291,7 +291,8 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
     """What Placement 16 at ``config`` does with ``request`` (see the module docstring):
 
     ``roots`` (uuids, in generation order, that give the collected candidates), ``per_root`` (how many
-    each gives), ``roots_determined``,
+    each gives), ``roots_determined``, ``limited`` (``limit`` then keeps a part of them that Placement's
+    process decides),
     ``candidates`` (collected, before ``limit``), ``unclaimable`` (of those, the ones a claim refuses),
     ``truncated`` (max_allocation_candidates stopped generation), ``examined`` (tuples of the plain
     product, or prefixes of the pruned one), ``collisions``, ``seconds`` (predicted), ``overload``
@@ -305,6 +306,7 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
         "candidates": 0,
         "unclaimable": 0,
         "truncated": False,
+        "limited": False,
         "examined": 0,
         "collisions": 0,
         "seconds": COSTS["query"],
@@ -370,6 +372,8 @@ def generation(fleet: Fleet, request: Request, config: PlacementConfig, timeout:
             _Root(anchor, walk, counts, yields, _taken(counts, optimize), counts.valid, collisions, cache, counted)
         )
     _generate(report, roots, config, determined)
+    # Placement keeps list(set)[:limit] of what it collected: which ones follow its process's hash seed.
+    report["limited"] = request.limit is not None and report["candidates"] > request.limit
     report["seconds"] = round(
         COSTS["query"]
         + COSTS["root"] * report.pop("_walked")
