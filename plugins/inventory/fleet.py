@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: fleet
-author: accel.openstack contributors (!UNKNOWN)
+author: accel.openstack contributors (@accel-openstack)
 short_description: The accelerator fleet as an inventory, from discovery facts and Placement
 description:
   - Builds hosts, groups and host variables from two sources, read in full before anything is added

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: allocation_candidates
-author: accel.openstack contributors (!UNKNOWN)
+author: accel.openstack contributors (@accel-openstack)
 short_description: Answer GET /allocation_candidates offline, exactly as Placement 1.39 does
 description:
   - Computes the allocation candidates for a Placement query from a fleet snapshot, without contacting

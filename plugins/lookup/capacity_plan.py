@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: capacity_plan
-author: accel.openstack contributors (!UNKNOWN)
+author: accel.openstack contributors (@accel-openstack)
 version_added: 1.0.0
 short_description: How much of a flavor mix fits together, placed one instance at a time as Nova would
 description:

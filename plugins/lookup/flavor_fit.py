@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: flavor_fit
-author: accel.openstack contributors (!UNKNOWN)
+author: accel.openstack contributors (@accel-openstack)
 short_description: Where each flavor fits, as Nova and Placement would place it, from a fleet snapshot
 description:
   - Translates each flavor as Nova 34 does (resources, traits, CPU policy, PCI aliases, Cyborg device

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: placement_explain
-author: accel.openstack contributors (!UNKNOWN)
+author: accel.openstack contributors (@accel-openstack)
 short_description: Say why a Placement query has no allocation candidates on a host
 description:
   - Runs the same solver as P(accel.openstack.allocation_candidates#lookup) on a fleet snapshot and,
