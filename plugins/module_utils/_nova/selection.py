@@ -257,7 +257,8 @@ def select(
             ]
             by_addr = len(same_model) != len(chosen)
             selection.passthrough.append(PassthroughSelection(entry, chosen, by_addr))
-            if entry.managed is not False and not selection.iommu_off:
+            # Neutron's SR-IOV ports use VFs on their NIC's own driver: only Nova's own passthrough needs vfio-pci.
+            if entry.managed is not False and not selection.iommu_off and not entry.for_neutron:
                 _warn_not_vfio(selection, entry, chosen)
         elif entry.is_vgpu and all(_offers_on_vf(d, entry.mdev_type) for d in chosen):
             selection.passthrough.append(PassthroughSelection(entry, chosen, by_address=True, vgpu_vf=True))

@@ -143,3 +143,15 @@ def test_host_level_refusals_write_nothing(policy, placement, message):
     with pytest.raises(Exception, match=r"device policy entry 1") as refused:
         specs(policy, report_in_placement=placement)
     assert message in str(refused.value)
+
+
+def test_neutron_vfs_on_their_nics_driver_are_not_told_to_move_to_vfio_pci():
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+
+    facts = json.loads(json.dumps(FACTS))
+    for device in facts["accel_pci_devices"][1:5]:
+        device["driver"] = "mlx5_core"
+    neutron = select("cn1", facts, parse_policy([{**VF, "physical_network": "physnet1"}]), True)
+    assert not [w for w in neutron.warnings if "vfio-pci" in w]
+    nova = select("cn1", facts, parse_policy([VF]), True)
+    assert [w for w in nova.warnings if "not vfio-pci" in w]  # Nova's own passthrough still needs it
