@@ -746,7 +746,7 @@ def capacity_table(plan: Mapping) -> list[str]:
     for name, placed in plan["placed"].items():
         reason = reasons.get(name) or {}
         why = f"{reason.get('code')}: {reason.get('detail')}" if reason else ""
-        rows.append((str(name), str(placed), str(plan["unplaced"].get(name, 0)), why[:160]))
+        rows.append((str(name), str(placed), str(plan["unplaced"].get(name, 0)), why))  # whole, never cut
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [" | ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]).rstrip() for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths) + "-+-" + "-" * 7)
