@@ -80,9 +80,9 @@ class PlacementServer(ServiceProcess):
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, sync: bool = True) -> PlacementServer:
-        if sync:
+        if sync and not os.path.exists(self.db_path):
             # The schema is made once per server (placement-manage db sync, about 2 s) into a template; each
-            # fresh database is a copy of it.
+            # fresh database is a copy of it. A database that exists is served as it is (a restart).
             template = os.path.join(self.workdir, "template.sqlite")
             if not os.path.exists(template):
                 manage = os.path.join(self.venv, "bin", "placement-manage")
