@@ -88,7 +88,8 @@ _raw:
           give the hosts its candidates come from before Nova's C(limit); C(roots_determined) is false where that
           order depends on Placement's process (its hash seed) and a cut makes it matter; C(candidates) it
           collects, C(unclaimable) of those (with the workaround); C(truncated) when max_allocation_candidates
-          stopped it; C(limited) when Nova's C(limit) keeps a part of them (which part follows Placement's process); C(examined) tuples of the plain product (or prefixes of the pruned one) it walks;
+          stopped it; C(limited) when Nova's C(limit) keeps a part of them (which part follows Placement's
+          process); C(examined) tuples of the plain product (or prefixes of the pruned one) it walks;
           C(collisions) the equality checks its candidate set makes; C(seconds) the predicted time (calibrated on
           the real Placement 16, see the collection's docs/solver.md); C(overload) when above
           O(placement_timeout); C(exact) false where a count could only be bounded.
