@@ -304,8 +304,9 @@ class _Plan:
         return self._steps
 
 
-# Device sets are listed instead of candidates from this many candidates on.
+# Device sets are listed instead of candidates from this many candidates on, and up to this many sets.
 _SETS_FROM = 1000
+_MOST_SETS = 100_000
 
 
 def _device_sets(structure: Structure, request: Request) -> tuple[list[tuple], int] | None:
@@ -356,6 +357,8 @@ def _device_sets(structure: Structure, request: Request) -> tuple[list[tuple], i
         seen |= uuids
     if math.prod(math.perm(len(d), n) for _k, _rc, n, d in families) < _SETS_FROM:
         return None
+    if math.prod(math.comb(len(d), n) for _k, _rc, n, d in families) > _MOST_SETS:
+        return None  # too many sets to list as well: the search (and its budget) decides
     if unsuffixed is None:
         heads = [()]
     else:

@@ -439,3 +439,16 @@ def test_a_value_that_backtracks_novas_pattern_is_refused_at_once(key, value):
     request = translate(_flavor(**{key: value}))
     assert time.monotonic() - started < 1
     assert request.refusal and "is not of the format" in request.refusal["message"], request.refusal
+
+
+def test_thirty_two_of_sixty_four_devices_is_bounded_not_listed_as_sets():
+    from tests.support.wide_fleets import ALIASES, gpu_flavor, uniform
+
+    started = time.monotonic()
+    reports = flavor_fit([gpu_flavor(32), gpu_flavor(64)], uniform(1, 64), pci_aliases=ALIASES, pci_in_placement=True)
+    assert time.monotonic() - started < 25
+    # C(64, 32) device sets are not listed: the flavor is answered within the search budget or refused with
+    # the numbers; the full node (one set) is counted exactly, and Placement at its defaults cannot answer it.
+    assert reports[0]["outcome"] in ("fits", "scheduler_error")
+    assert reports[1]["fleet_max_instances"] == 1
+    assert reports[1]["reason"]["code"] == "placement_overload"

@@ -375,7 +375,7 @@ def _combined_answer(
         for choice in choices:
             if quota is not None and quota <= 0:
                 break
-            spend(1, describe)
+            spend(len(choice), describe)  # each choice costs its groups (a candidate of 32 groups, 32)
             if isolate and len({p.uuid for p in choice[first:]}) < count:
                 continue
             allocations, mappings = _allocation(tree, choice, suffixed)
