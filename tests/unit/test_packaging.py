@@ -95,3 +95,11 @@ def test_no_shipped_doc_points_at_a_file_the_collection_does_not_ship():
     # docs/placement.md is rewritten with the Placement ownership work, which removes its citation;
     # every other page already stands alone
     assert set(cited) <= {"docs/placement.md"}, cited
+
+
+def test_the_readme_pipeline_table_lists_every_playbook():
+    with open(os.path.join(REPO, "README.md")) as handle:
+        readme = handle.read()
+    playbooks = sorted(f for f in os.listdir(os.path.join(REPO, "playbooks")) if f.endswith(".yml") and f != "site.yml")
+    missing = [f for f in playbooks if f"| `playbooks/{f}` |" not in readme]
+    assert not missing, f"README.md's pipeline table does not list {missing}"
