@@ -9,7 +9,8 @@
   converted to text.
 - :func:`integer`, :func:`boolean`, :func:`text` check one value against its bounds, with a message
   naming where it is and what to give.
-- :func:`cpu_set_problem` checks a CPU set's text before any range in it is expanded.
+- :func:`cpu_set_problem` checks a CPU set's text before any range in it is expanded; :func:`parse_cpu_set`
+  reads it as Nova does.
 - :func:`host_facts` and :func:`discovery_entry` check the discover stage's facts (they may come from a
   fact cache anyone could have rewritten) field by field.
 
@@ -190,6 +191,54 @@ def cpu_set_problem(spec: str, largest: int = MAX_HOST_CPUS - 1) -> str | None:
             named = number if len(number) <= 12 else f"a number of {len(number):,} digits"
             return f"names CPU {named}; CPU numbers here go up to {largest:,}"
     return None
+
+
+class CpuSetSyntaxError(InputError):
+    """A CPU set text Nova's parser refuses; the message is Nova's own ("Invalid range expression '5-2'")."""
+
+
+def parse_cpu_set(spec: str, largest: int = MAX_HOST_CPUS - 1) -> set[int]:
+    """A CPU set (``"0-3,^2,8"``, ``"^4-5"``) as nova.virt.hardware.parse_cpu_spec reads it: comma-separated
+    rules, each a CPU, a range ``a-b`` (``a <= b``) or either prefixed with ``^`` to exclude it; numbers as
+    Python's ``int`` reads them (spaces, ``+``, ``_`` between digits), empty rules skipped.
+
+    The one parser of the collection for Nova's CPU sets (host ``cpu_dedicated_set``/``cpu_shared_set``, a
+    flavor's ``hw:cpu_dedicated_mask``, ``hw:cpu_realtime_mask``, ``hw:numa_cpus.N``). Every number is checked
+    against ``largest`` before a range is expanded. Raises :class:`CpuSetSyntaxError` with Nova's words where
+    Nova refuses the text, :class:`InputError` where a number is out of bounds."""
+    problem = cpu_set_problem(spec, largest)
+    if problem:
+        raise InputError(problem)
+    include: set[int] = set()
+    exclude: set[int] = set()
+
+    def number(text: str, refusal: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise CpuSetSyntaxError(refusal) from None
+        if value > largest:
+            raise InputError(f"names CPU {value:,}; CPU numbers here go up to {largest:,}")
+        return value
+
+    for rule in spec.split(","):
+        rule = rule.strip()
+        if not rule:
+            continue
+        parts = rule.split("-", 1)
+        if len(parts) > 1:
+            reject = parts[0][:1] == "^"
+            refusal = f"Invalid range expression {rule!r}"
+            start = number(parts[0][1:] if reject else parts[0], refusal)
+            end = number(parts[1], refusal)
+            if start > end:
+                raise CpuSetSyntaxError(refusal)
+            (exclude if reject else include).update(range(start, end + 1))
+        elif rule[0] == "^":
+            exclude.add(number(rule[1:], f"Invalid exclusion expression {rule!r}"))
+        else:
+            include.add(number(rule, f"Invalid inclusion expression {rule!r}"))
+    return include - exclude
 
 
 # -- discovery facts --------------------------------------------------------------------------------

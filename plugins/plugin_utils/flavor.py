@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, parse_cpu_set
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom, is_custom_name, normalize
 from ansible_collections.accel.openstack.plugins.module_utils._names.extra_specs import (
     VALIDATORS as EXTRA_SPEC_VALIDATORS,
@@ -524,38 +525,10 @@ def _cpu_mask(name: str, text: str, vcpus: int, key: str = "extra_specs 'hw:cpu_
     """hardware.parse_cpu_spec for a vCPU mask such as 'hw:cpu_dedicated_mask' (a leading '^' excludes from
     all vCPUs)."""
     spec = f"0-{vcpus - 1},{text}" if text.strip().startswith("^") else text
-    include: set[int] = set()
-    exclude: set[int] = set()
-    for rule in spec.split(","):
-        rule = rule.strip()
-        if not rule:
-            continue
-        parts = rule.split("-", 1)
-        problem = None
-        if len(parts) > 1:
-            reject = parts[0].startswith("^")
-            try:
-                start, end = (int(p.strip()) for p in (parts[0][1:] if reject else parts[0], parts[1]))
-            except ValueError:
-                start = end = 0
-                problem = f"Invalid range expression {rule!r}"
-            if not problem and start > end:
-                problem = f"Invalid range expression {rule!r}"
-            if not problem:
-                (exclude if reject else include).update(range(start, end + 1))
-        elif rule.startswith("^"):
-            try:
-                exclude.add(int(rule[1:].strip()))
-            except ValueError:
-                problem = f"Invalid exclusion expression {rule!r}"
-        else:
-            try:
-                include.add(int(rule))
-            except ValueError:
-                problem = f"Invalid inclusion expression {rule!r}"
-        if problem:
-            raise _refuse(name, key, problem, f"is {text!r}; give guest CPU numbers such as '0-1' or '^0'")
-    return include - exclude
+    try:
+        return parse_cpu_set(spec)
+    except InputError as exc:
+        raise _refuse(name, key, exc.msg, f"is {text!r}; give guest CPU numbers such as '0-1' or '^0'") from None
 
 
 _REALTIME_MASK = "Use of realtime CPUs requires either one or more non-realtime CPU(s) or offloaded emulator threads."

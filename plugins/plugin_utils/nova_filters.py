@@ -49,6 +49,7 @@ from collections.abc import Mapping
 
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_TRUE
 
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, parse_cpu_set
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.solver.budget import Budget, TooCombinatorial
 
@@ -232,25 +233,10 @@ def pci_passthrough_filter(record: Mapping, pci_requests, policy_of, pci_in_plac
 
 def _cpu_list(text: str) -> set[int] | None:
     """A guest CPU list (``"0-1,^0,3"``) as a set; None when it is not one (the translation refuses it)."""
-    if inputs.cpu_set_problem(text) is not None:
+    try:
+        return parse_cpu_set(text)
+    except InputError:
         return None
-    chosen: set[int] = set()
-    excluded: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if part.startswith("^"):
-                excluded.add(int(part[1:]))
-            elif "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-                chosen.update(range(low, high + 1))
-            else:
-                chosen.add(int(part))
-        except ValueError:
-            return None
-    return chosen - excluded
 
 
 def _instance_cells(numa: Mapping, flavor: Mapping) -> list[dict] | None:

@@ -31,7 +31,12 @@ import uuid
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import host_facts
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import (
+    CpuSetSyntaxError,
+    InputError,
+    host_facts,
+    parse_cpu_set,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
     DEFAULTS,
@@ -53,35 +58,19 @@ class FleetPredictionError(AccelError):
 
 def parse_cpu_spec(spec: str, where: str) -> set[int]:
     """Nova's CPU set syntax: ``"0-3,^2,8"`` (ranges, single CPUs, ``^`` excludes); CPU numbers past the
-    largest host the collection models are refused on the text, before a range is expanded."""
-    problem = inputs.cpu_set_problem(spec if isinstance(spec, str) else str(spec))
-    if problem:
+    largest host the collection models are refused before a range is expanded."""
+    text = spec if isinstance(spec, str) else str(spec)
+    shown = repr(spec) if isinstance(spec, str) and len(spec) <= 80 else "'...'"
+    try:
+        found = parse_cpu_set(text)
+    except CpuSetSyntaxError as exc:
         raise FleetPredictionError(
-            f"{where}: {spec if isinstance(spec, str) and len(spec) <= 80 else '...'!r} {problem}"
-        )
-    chosen: set[int] = set()
-    excluded: set[int] = set()
-    for part in str(spec).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if part.startswith("^"):
-                excluded.add(int(part[1:]))
-            elif "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-                if low > high:
-                    raise ValueError(part)
-                chosen.update(range(low, high + 1))
-            else:
-                chosen.add(int(part))
-        except ValueError:
-            raise FleetPredictionError(
-                f"{where}: {spec!r} is not a CPU set; write ranges and CPUs like '4-31,^8,40'"
-            ) from None
-    found = chosen - excluded
+            f"{where}: {shown} is not a CPU set ({exc.msg}); write ranges and CPUs like '4-31,^8,40'"
+        ) from None
+    except InputError as exc:
+        raise FleetPredictionError(f"{where}: {shown} {exc.msg}") from None
     if not found:
-        raise FleetPredictionError(f"{where}: {spec!r} leaves no CPU; Nova refuses an empty set")
+        raise FleetPredictionError(f"{where}: {shown} leaves no CPU; Nova refuses an empty set")
     return found
 
 
