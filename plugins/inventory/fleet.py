@@ -189,6 +189,7 @@ from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 from ansible.plugins.loader import cache_loader
 
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet_inventory import (
     FACT_KEYS,
@@ -347,8 +348,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         cloud = params.get("cloud")
         if cloud is not None and not isinstance(cloud, str | dict):
             raise InventoryError(
-                f"cloud is {type(cloud).__name__}; give the name of a cloud in clouds.yaml or a dict of "
-                "connection options"
+                f"cloud is {kind_of(cloud)}; give the name of a cloud in clouds.yaml or a dict of connection options"
             )
         # An inventory has no no_log: secrets are taken out of every message it raises.
         problems = credential_problems(params)

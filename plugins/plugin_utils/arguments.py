@@ -20,6 +20,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 
 EXPECTED = {
@@ -34,24 +35,6 @@ EXPECTED = {
 
 class ArgumentTypeError(AccelError, TypeError):
     """An argument of the wrong type; the message names the plugin, the argument, the type and the fix."""
-
-
-def type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return type(value).__name__
 
 
 def _shown(value: object) -> str:
@@ -99,7 +82,7 @@ def check(plugin: str, option: str, value, kind: str, minimum: int | None = None
         raise ValueError(f"unknown kind {kind!r}")
     if not ok:
         raise ArgumentTypeError(
-            f"{plugin}: {option} is {type_name(value)} ({_shown(value)}); expected {EXPECTED[kind]}",
+            f"{plugin}: {option} is {kind_of(value)} ({_shown(value)}); expected {EXPECTED[kind]}",
             option=option,
         )
     if kind in ("mapping", "list", "query", "string"):

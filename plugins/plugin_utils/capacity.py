@@ -27,6 +27,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
@@ -87,7 +88,7 @@ def _int_option(name: str, value, minimum: int, maximum: int) -> int:
 def _demand(demand) -> list[_Kind]:
     if isinstance(demand, Mapping) or not isinstance(demand, list | tuple):
         raise CapacityOptionError(
-            "the demand must be a list of {flavor: FLAVOR, count: N} entries, got " + type(demand).__name__
+            "the demand must be a list of {flavor: FLAVOR, count: N} entries, got " + kind_of(demand)
         )
     kinds: dict[str, _Kind] = {}
     total = 0

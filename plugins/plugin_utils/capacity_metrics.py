@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import GENERAL_CLASSES
 
 PLAN_KEYS = ("placed", "unplaced", "hosts", "left", "stranded", "headroom")
@@ -130,6 +131,6 @@ def capacity_metrics(report) -> str:
     else:
         raise MetricsInputError(
             "capacity_metrics: give a flavor_fit report (a list), validate_flavors' result or a capacity_plan "
-            f"plan (a dict with {', '.join(PLAN_KEYS)}), got {type(report).__name__}"
+            f"plan (a dict with {', '.join(PLAN_KEYS)}), got {kind_of(report)}"
         )
     return out.text()

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from jinja2 import Environment
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import GENERAL_CLASSES
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 
@@ -186,7 +187,7 @@ def capacity_html(fleet, flavors=None, plan=None, title: str = "accel.openstack 
     except (FleetError, TypeError, KeyError, AttributeError) as exc:
         raise ReportInputError(f"capacity_html: fleet is not a fleet snapshot ({exc})") from exc
     if plan is not None and not isinstance(plan, Mapping):
-        raise ReportInputError(f"capacity_html: plan must be a dict, got {type(plan).__name__}")
+        raise ReportInputError(f"capacity_html: plan must be a dict, got {kind_of(plan)}")
     if flavors is not None and (isinstance(flavors, Mapping | str) or not isinstance(flavors, list | tuple)):
         if isinstance(flavors, Mapping) and isinstance(flavors.get("flavors"), list):
             flavors = flavors["flavors"]  # validate_flavors' result

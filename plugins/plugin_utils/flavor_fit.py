@@ -33,6 +33,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import suggest
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters
@@ -127,7 +128,7 @@ class FitOptions:
             ("enabled_filters", list | tuple, "a list of Nova filter names"),
         ):
             if name in values and not isinstance(values[name], kind):
-                raise FitOptionError(f"{name} must be {words}, got {type(values[name]).__name__}")
+                raise FitOptionError(f"{name} must be {words}, got {kind_of(values[name])}")
         unknown_filters = sorted(set(values.get("enabled_filters", ())) - set(nova_filters.MODELLED_FILTERS))
         if unknown_filters:
             raise FitOptionError(

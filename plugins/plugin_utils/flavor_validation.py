@@ -32,6 +32,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
@@ -368,7 +369,7 @@ def flavor_table(result: Mapping) -> list[str]:
 def compute_flavor_keys(flavor: Mapping) -> dict:
     """A flavor as openstacksdk / compute_flavor_info returns it, reduced to compute_flavor's keys."""
     if not isinstance(flavor, Mapping):
-        raise FitOptionError(f"a cloud flavor must be a dict, got {type(flavor).__name__}")
+        raise FitOptionError(f"a cloud flavor must be a dict, got {kind_of(flavor)}")
     swap = flavor.get("swap")
     return {
         "name": flavor.get("name"),

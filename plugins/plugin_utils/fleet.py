@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import (
     INVENTORY_DEFAULTS,
     INVENTORY_FIELDS,
@@ -30,7 +31,6 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.standard im
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
-from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import type_name
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 # A snapshot's inventory that leaves max_unit out means what Placement means: no limit of its own.
@@ -122,7 +122,7 @@ def _int(value, what: str, minimum: int | None = None) -> int:
         or (isinstance(value, float) and not math.isfinite(value))
         or int(value) != value
     ):
-        raise FleetError(f"{what} must be an integer, got {type_name(value)} {value!r}")
+        raise FleetError(f"{what} must be an integer, got {kind_of(value)} {value!r}")
     if minimum is not None and value < minimum:
         raise FleetError(f"{what} is {_number(value)}; Placement takes {minimum} or more")
     maximum = _MAXIMUM.get(what.rsplit(": ", 1)[-1], _LARGEST)
@@ -144,7 +144,7 @@ def _names(value, what: str) -> frozenset:
     if value is None:
         return frozenset()
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, list | tuple | set | frozenset):
-        raise FleetError(f"{what} must be a list of names, got {type_name(value)} {str(value)[:60]!r}")
+        raise FleetError(f"{what} must be a list of names, got {kind_of(value)} {str(value)[:60]!r}")
     bad = [v for v in value if not isinstance(v, str) or not v]
     if bad:
         raise FleetError(f"{what} must hold names (strings), got {bad[0]!r}")

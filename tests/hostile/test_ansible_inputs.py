@@ -139,7 +139,8 @@ def test_a_short_secret_is_refused_in_a_message_ansible_does_not_blank_out(tmp_p
 @pytest.mark.parametrize("module", ["pci_facts", "vfio_pci"])
 def test_a_root_that_is_not_one_path_is_named_as_such(module, root):
     result = run_module(module, {"root": root})
-    assert result.get("failed") and f"root is a {type(root).__name__}, not a path" in result["msg"], result
+    kind = "a list" if isinstance(root, list) else "a mapping"
+    assert result.get("failed") and f"root is {kind}, not a path" in result["msg"], result
     assert "does not exist" not in result["msg"]
     no_traceback(result)
 

@@ -412,7 +412,7 @@ def test_a_placement_answer_of_the_wrong_types_names_the_call_and_field(override
     ("override", "named"),
     [
         ({"/traits": {"traits": "CUSTOM_NVLINK"}}, "GET /traits with traits as a string"),
-        ({"/resource_classes": {"resource_classes": [{"name": 7}]}}, "GET /resource_classes with a name as a whole"),
+        ({"/resource_classes": {"resource_classes": [{"name": 7}]}}, "GET /resource_classes with a name as an integer"),
         ({"/resource_classes": {"resource_classes": "CUSTOM_GPU"}}, "GET /resource_classes with resource_classes as"),
     ],
 )

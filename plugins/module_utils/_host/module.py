@@ -17,6 +17,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import HostCommands
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._module import CollectionModule
 
 ROOT_OPTION = {"root": {"type": "path", "default": "/"}}
@@ -50,7 +51,7 @@ class HostModule(CollectionModule):
             if given is not None and not isinstance(given, str):
                 # Ansible's path type would have made the list's text a relative path under the cwd.
                 raise AccelError(
-                    f"root is a {type(given).__name__}, not a path; give one filesystem root such as "
+                    f"root is {kind_of(given)}, not a path; give one filesystem root such as "
                     "/ or /mnt/image (run the task once per root to configure several)"
                 )
             self._host = HostRoot(self.params["root"])

@@ -17,6 +17,7 @@ import urllib.parse
 from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_FIELDS
 from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 
@@ -84,20 +85,13 @@ _KINDS = {
 }
 
 
-def _kind_of(value: Any) -> str:
-    for kind, words in _KINDS.values():
-        if isinstance(value, kind) and not isinstance(value, bool):
-            return words
-    return "null" if value is None else type(value).__name__
-
-
 def _expect(value: Any, kind: str, what: str, call: str, optional: bool = False) -> Any:
     """``value`` when it is of ``kind``; else PlacementAnswerError naming the call and the field."""
     expected, words = _KINDS[kind]
     if (value is None and optional) or (isinstance(value, expected) and not isinstance(value, bool)):
         return value
     raise PlacementAnswerError(
-        f"Placement answered {call} with {what} as {_kind_of(value)} where Placement gives {words}; "
+        f"Placement answered {call} with {what} as {kind_of(value)} where Placement gives {words}; "
         "check that the endpoint is a Placement API (the auth options or the cloud's catalog may point "
         "elsewhere)"
     )
