@@ -3,11 +3,14 @@
 The device profile is made with cyborg_device_profile against the same Cyborg. A device, its deployable
 and attach handles are inserted with Cyborg's own objects (as cyborg-agent reports them); ARQs are
 created through the API as Nova creates them and bound with Nova's PATCH (service token). A deployable
-with one attach handle bound twice gives a real BindFailed.
+with one attach handle bound twice gives a real BindFailed; an unbind (Nova's PATCH remove) a real Unbound.
+Age is seeded in Cyborg's database (created_at, updated_at), never waited for.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 import uuid
 
@@ -15,15 +18,19 @@ import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings, arq_report
 from tests.support.ansible_runner import run_module
+from tests.support.cyborg_server import ADMIN_PROJECT, TENANT_PROJECT
 
 PROFILE = "accel-test-h100"
 GROUPS = [{"resources:PGPU": "1", "trait:CUSTOM_GPU_H100": "required"}]
-STALE_AFTER = 12
+STALE_AFTER = "1h"
+# Two days: older than STALE_AFTER by far, as the ARQs an operator finds after a weekend.
+OLD = 48 * 3600
 
 
-def _create_arq(cyborg, project=True) -> str:
-    kwargs = {} if project else {"project": None}
-    status, body = cyborg.request("POST", "/v2/accelerator_requests", {"device_profile_name": PROFILE}, **kwargs)
+def _create_arq(cyborg, project: str | None = ADMIN_PROJECT, roles: str = "admin,member,reader") -> str:
+    status, body = cyborg.request(
+        "POST", "/v2/accelerator_requests", {"device_profile_name": PROFILE}, project=project, roles=roles
+    )
     assert status == 201, body
     return body["arqs"][0]["uuid"]
 
@@ -36,12 +43,18 @@ def _bind(cyborg, arq: str, host: str, rp_uuid: str, instance: str, expect: int 
     assert status == expect, body
 
 
+def _unbind(cyborg, arq: str) -> None:
+    patch = {arq: [{"path": f"/{field}", "op": "remove"} for field in ("hostname", "device_rp_uuid", "instance_uuid")]}
+    status, body = cyborg.request("PATCH", "/v2/accelerator_requests", patch, service=True)
+    assert status == 202, body
+
+
 def _state(cyborg, arq: str, states: tuple[str, ...]) -> dict:
     for _try in range(100):
         _status, body = cyborg.request("GET", f"/v2/accelerator_requests/{arq}")
         if body["state"] in states:
             return body
-        time.sleep(0.1)
+        time.sleep(0.1)  # the conductor's bind runs after the API answers
     raise AssertionError(f"ARQ {arq} stayed {body['state']}")
 
 
@@ -52,15 +65,15 @@ def arqs(cyborg):
     assert created["changed"] and created["actions"] == ["create"], created
     again = run_module("cyborg_device_profile", {"cloud": cyborg.cloud, "name": PROFILE, "groups": GROUPS})
     assert again["changed"] is False
-    rp_busy, rp_free = str(uuid.uuid4()), str(uuid.uuid4())
+    rp_busy, rp_free, rp_spare = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
     attributes = {"rc": "PGPU", "trait0": "CUSTOM_GPU_H100"}
     gpu = {"vendor": "10de", "model": "H100", "address": "0000:41:00.0", "handles": 1, "attributes": attributes}
     cyborg.seed(
         dict(gpu, hostname="gpu-a", rp_uuid=rp_busy, name="gpu-a_0000:41:00.0"),
         dict(gpu, hostname="gpu-b", rp_uuid=rp_free, name="gpu-b_0000:41:00.0"),
+        dict(gpu, hostname="gpu-c", rp_uuid=rp_spare, name="gpu-c_0000:41:00.0", handles=4),
     )
     live, deleted, failed_for = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
-    started = time.monotonic()
     roles = {"stale_initial": _create_arq(cyborg), "bind_failed": _create_arq(cyborg)}
     roles["bound_live"] = _create_arq(cyborg)
     _bind(cyborg, roles["bound_live"], "gpu-a", rp_busy, live)
@@ -72,36 +85,66 @@ def arqs(cyborg):
     roles["orphaned"] = _create_arq(cyborg)
     _bind(cyborg, roles["orphaned"], "gpu-b", rp_free, deleted)
     _state(cyborg, roles["orphaned"], ("Bound",))
-    time.sleep(max(0.0, STALE_AFTER + 2 - (time.monotonic() - started)))
+    # Bound, then unbound by Nova and never deleted: Unbound for two days, and Unbound just now.
+    roles["stale_unbound"], roles["fresh_unbound"] = _create_arq(cyborg), _create_arq(cyborg)
+    for role, instance in (("stale_unbound", str(uuid.uuid4())), ("fresh_unbound", str(uuid.uuid4()))):
+        _bind(cyborg, roles[role], "gpu-c", rp_spare, instance)
+        _state(cyborg, roles[role], ("Bound",))
+        _unbind(cyborg, roles[role])
+        _state(cyborg, roles[role], ("Unbound",))
+    for role in ("stale_initial", "bind_failed", "orphaned", "stale_unbound"):
+        cyborg.age(roles[role], OLD)
     roles["fresh_initial"] = _create_arq(cyborg)
-    roles["no_project"] = _create_arq(cyborg, project=False)
+    roles["no_project"] = _create_arq(cyborg, project=None)
     # The server whose build failed still exists (in ERROR): its BindFailed ARQ is stale, not orphaned.
-    return roles, [live, failed_for]
+    yield roles, [live, failed_for]
+    # The Cyborg serves the whole session: leave no ARQ of this profile behind for the next test module.
+    _status, body = cyborg.request("GET", "/v2/accelerator_requests")
+    for arq in body["arqs"]:
+        if arq["device_profile_name"] == PROFILE:
+            status, _body = cyborg.request("DELETE", f"/v2/accelerator_requests?arqs={arq['uuid']}", service=True)
+            assert status == 204, (arq, status)
 
 
 def _by_uuid(result: dict) -> dict:
     return {row["uuid"]: row for row in result["arqs"]}
 
 
+def _run_printed(command: str, **tokens: str) -> subprocess.CompletedProcess:
+    """Run a command exactly as the report prints it, through a shell, with the tokens a person exports."""
+    env = {"PATH": os.environ["PATH"], **tokens}
+    return subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
 def test_every_state_is_classified_and_nothing_is_deleted(cyborg, arqs):
     roles, live = arqs
     _status, before = cyborg.request("GET", "/v2/accelerator_requests")
-    result = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "instances": live, "stale_after": f"{STALE_AFTER}s"})
+    result = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "instances": live, "stale_after": STALE_AFTER})
     assert result["changed"] is False, result
     rows = _by_uuid(result)
     expected = {"stale_initial": ("stale", "Initial"), "bind_failed": ("stale", "BindFailed"),
                 "bound_live": ("ok", "Bound"), "orphaned": ("orphaned", "Bound"),
+                "stale_unbound": ("stale", "Unbound"), "fresh_unbound": ("ok", "Unbound"),
                 "no_project": ("no_project", "Initial"), "fresh_initial": ("ok", "Initial")}  # fmt: skip
     for role, (classification, state) in expected.items():
         row = rows[roles[role]]
         assert (row["classification"], row["state"]) == (classification, state), (role, row)
         assert row["device_profile_name"] == PROFILE and row["age_seconds"] >= 0
+    assert rows[roles["stale_unbound"]]["age_seconds"] >= OLD
+    assert rows[roles["stale_unbound"]]["reasons"][0].startswith("Unbound since ")
     orphan = rows[roles["orphaned"]]
-    assert orphan["command"] == f"openstack accelerator arq delete {roles['orphaned']}"
-    assert (orphan["hostname"], orphan["project_id"]) == ("gpu-b", cyborg_project(cyborg))
+    endpoint = cyborg.url + "/v2"
+    assert orphan["command"] == (
+        'curl -sS --fail-with-body -X DELETE -H "X-Auth-Token: $USER_TOKEN" -H "X-Service-Token: $SERVICE_TOKEN" '
+        f"-H 'OpenStack-API-Version: accelerator 2.0' '{endpoint}/accelerator_requests?arqs={roles['orphaned']}'"
+    )
+    # An unbound ARQ needs no service token.
+    assert "X-Service-Token" not in rows[roles["stale_unbound"]]["command"]
+    assert (orphan["hostname"], orphan["project_id"]) == ("gpu-b", ADMIN_PROJECT)
     assert "command" not in rows[roles["bound_live"]]
-    assert result["summary"] == {"orphaned": 1, "stale": 2, "no_project": 1, "ok": 2}
+    assert result["summary"] == {"orphaned": 1, "stale": 3, "no_project": 1, "ok": 3}
     assert [r["classification"] for r in result["arqs"]][0] == "orphaned"
+    assert result["not_read"] == []
     _status, after = cyborg.request("GET", "/v2/accelerator_requests")
     assert after == before
 
@@ -114,6 +157,8 @@ def test_every_state_is_classified_and_nothing_is_deleted(cyborg, arqs):
     }
     assert result["findings"] == arq_findings(result)
     assert all(f["area"] == "cyborg" and f["fix"] and f["message"] for f in result["findings"])
+    (orphan_finding,) = [f for f in result["findings"] if f["code"] == "cyborg_arq_orphaned"]
+    assert orphan["command"] in orphan_finding["fix"] and "SERVICE_TOKEN" in orphan_finding["fix"]
 
 
 def test_servers_are_read_through_the_cloud_when_no_list_is_given(cyborg, arqs):
@@ -135,23 +180,65 @@ def test_servers_are_read_through_the_cloud_when_no_list_is_given(cyborg, arqs):
     assert any("no instance was found at all" in w for w in warnings), warnings
 
 
-def test_the_orphan_command_works_for_nova_s_service_user_only(cyborg, arqs):
+def test_a_project_member_is_told_what_it_cannot_see(cyborg, arqs):
     roles, live = arqs
-    orphan = roles["orphaned"]
-    status, _body = cyborg.request("DELETE", f"/v2/accelerator_requests?arqs={orphan}")
-    assert status == 403
-    status, _body = cyborg.request("DELETE", f"/v2/accelerator_requests?arqs={orphan}", service=True)
+    own = _create_arq(cyborg, project=TENANT_PROJECT, roles="member,reader")
+    cyborg.set_servers(live)
+    try:
+        member = run_module("cyborg_arq_info", {"cloud": cyborg.keystone_cloud("tenant-member")})
+        admin = run_module("cyborg_arq_info", {"cloud": cyborg.keystone_cloud("cloud-admin")})
+    finally:
+        cyborg.set_servers([])
+    # Cyborg lists the member only its own project's ARQ; Nova refuses it every project's servers.
+    assert [r["uuid"] for r in member["arqs"]] == [own], member
+    assert [gap["what"] for gap in member["not_read"]] == ["other projects' ARQs", "every project's servers"]
+    assert f"project {TENANT_PROJECT}, roles member, reader" in member["not_read"][0]["reason"]
+    assert member["summary"] == {"orphaned": 0, "stale": 0, "no_project": 0, "ok": 1}
+    scope = [f for f in member["findings"] if f["code"] == "cyborg_arq_scope_limited"]
+    assert [f["message"].split(":")[0] for f in scope] == [
+        "could not read other projects' ARQs",
+        "could not read every project's servers",
+    ]
+    assert all("admin role" in f["fix"] and f["severity"] == "warning" for f in scope)
+    # The same Cyborg, read by an administrator: every project's ARQs, nothing missed.
+    assert admin["not_read"] == [] and {own, roles["orphaned"]} <= set(_by_uuid(admin))
+    assert _by_uuid(admin)[roles["orphaned"]]["classification"] == "orphaned"
+    # Given the live instances, the member still learns that other projects' ARQs were not read.
+    given = run_module("cyborg_arq_info", {"cloud": cyborg.keystone_cloud("tenant-member"), "instances": live})
+    assert [gap["what"] for gap in given["not_read"]] == ["other projects' ARQs"]
+    status, _body = cyborg.request("DELETE", f"/v2/accelerator_requests?arqs={own}", project=TENANT_PROJECT,
+                                   roles="member,reader")  # fmt: skip
     assert status == 204
-    result = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "instances": live, "stale_after": "1w"})
-    assert orphan not in _by_uuid(result) and result["summary"]["orphaned"] == 0
+
+
+def test_the_printed_commands_delete_the_orphan_and_the_stale_arq(cyborg, arqs):
+    roles, live = arqs
+    orphan, unbound = roles["orphaned"], roles["stale_unbound"]
+    result = run_module(
+        "cyborg_arq_info", {"cloud": cyborg.keystone_cloud("cloud-admin"), "instances": live, "stale_after": "1h"}
+    )
+    rows = _by_uuid(result)
+    commands = {role: rows[roles[role]]["command"] for role in ("orphaned", "stale_unbound")}
+    admin, nova = cyborg.token("cloud-admin"), cyborg.token("nova")
+    # An administrator's token alone is refused, as the operator saw: Cyborg wants a service token.
+    refused = _run_printed(commands["orphaned"], USER_TOKEN=admin, SERVICE_TOKEN=admin)
+    assert refused.returncode == 22 and "is bound to instance" in refused.stdout, refused
+    done = _run_printed(commands["orphaned"], USER_TOKEN=admin, SERVICE_TOKEN=nova)
+    assert done.returncode == 0, done
+    done = _run_printed(commands["stale_unbound"], USER_TOKEN=admin)
+    assert done.returncode == 0, done
+    for arq in (orphan, unbound):
+        status, _body = cyborg.request("GET", f"/v2/accelerator_requests/{arq}")
+        assert status == 404
+    after = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "instances": live, "stale_after": "1h"})
+    assert {orphan, unbound}.isdisjoint(_by_uuid(after)) and after["summary"]["orphaned"] == 0
+    # The orphan's device is free again: a new server binds to gpu-b's only attach handle.
+    arq = _create_arq(cyborg)
+    rp_b = rows[orphan]["device_rp_uuid"]
+    _bind(cyborg, arq, "gpu-b", rp_b, str(uuid.uuid4()))
+    assert _state(cyborg, arq, ("Bound", "BindFailed"))["state"] == "Bound"
 
 
 def test_bad_stale_after_fails_naming_it(cyborg):
     result = run_module("cyborg_arq_info", {"cloud": cyborg.cloud, "instances": [], "stale_after": "soon"})
     assert result["failed"] and "stale_after 'soon'" in result["msg"]
-
-
-def cyborg_project(cyborg) -> str:
-    from tests.support.cyborg_server import ADMIN_PROJECT
-
-    return ADMIN_PROJECT

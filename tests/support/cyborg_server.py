@@ -7,11 +7,15 @@ device with its deployable and attach handles as Cyborg's agent would, with Cybo
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 from tests.support.ironic_server import free_port
 from tests.support.service_process import ServiceProcess
@@ -20,6 +24,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MICROVERSION = "2.0"
 ADMIN_PROJECT = "0d4c0d6a8e4b4f0c9a1d7b1e2f3a4b5c"
+SERVICE_PROJECT = "5e7a0b1c2d3e4f5061728394a5b6c7d8"
+TENANT_PROJECT = "9a8b7c6d5e4f40312233445566778899"
+# The users the Keystone stand-in authenticates: a cloud administrator, Nova's service user (roles admin and
+# service in the service project, as deployment tools create it) and a member of one project.
+USERS = {
+    "cloud-admin": {"password": "admin-password-1", "project_id": ADMIN_PROJECT, "roles": ["admin", "member"]},
+    "nova": {"password": "nova-service-password-1", "project_id": SERVICE_PROJECT, "roles": ["admin", "service"]},
+    "tenant-member": {"password": "member-password-1", "project_id": TENANT_PROJECT, "roles": ["member", "reader"]},
+}
 
 CONFIG = """[DEFAULT]
 transport_url = fake://
@@ -86,6 +99,7 @@ class CyborgServer(ServiceProcess):
         self.config = os.path.join(self.workdir, "cyborg.conf")
         self.events_file = os.path.join(self.workdir, "nova-events.jsonl")
         self.servers_file = os.path.join(self.workdir, "servers.json")
+        self.users_file = os.path.join(self.workdir, "users.json")
 
     @property
     def url(self) -> str:
@@ -101,6 +115,30 @@ class CyborgServer(ServiceProcess):
             "compute_endpoint_override": f"http://127.0.0.1:{self.standin_port}/v2.1",
         }
 
+    @property
+    def auth_url(self) -> str:
+        return f"http://127.0.0.1:{self.standin_port}/v3"
+
+    def keystone_cloud(self, user: str) -> dict:
+        """The module ``cloud`` option for one of USERS, authenticated through the Keystone stand-in, which
+        hands out the roles, the project and the catalog (Cyborg, compute)."""
+        return {
+            "auth_type": "v3password",
+            "auth": {"auth_url": self.auth_url, "username": user, "password": USERS[user]["password"],
+                     "project_id": USERS[user]["project_id"], "user_domain_name": "Default"},
+        }  # fmt: skip
+
+    def token(self, user: str) -> str:
+        """A token of one of USERS, as ``openstack token issue`` gives it."""
+        body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+            "name": user, "domain": {"name": "Default"}, "password": USERS[user]["password"]}}},
+            "scope": {"project": {"id": USERS[user]["project_id"]}}}}  # fmt: skip
+        request = urllib.request.Request(
+            self.auth_url + "/auth/tokens", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.headers["X-Subject-Token"]
+
     def _env(self) -> dict:
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
@@ -112,14 +150,16 @@ class CyborgServer(ServiceProcess):
         with open(os.path.join(self.workdir, "api-paste.ini"), "w") as handle:
             handle.write(API_PASTE)
         self.set_servers([])
+        with open(self.users_file, "w") as handle:
+            json.dump(USERS, handle)
         subprocess.run(
             [os.path.join(self.venv, "bin", "cyborg-dbsync"), "--config-file", self.config, "create_schema"],
             env=self._env(),
             check=True,
             capture_output=True,
         )
-        argv = [self.python, os.path.join(HERE, "cyborg_wsgi.py"), self.config, str(self.port),
-                str(self.standin_port), self.events_file, self.servers_file, ADMIN_PROJECT]  # fmt: skip
+        argv = [self.python, os.path.join(HERE, "cyborg_wsgi.py"), self.config, str(self.port), str(self.standin_port),
+                self.events_file, self.servers_file, ADMIN_PROJECT, self.users_file]  # fmt: skip
         self.launch(argv, self._env(), "cyborg.out")
 
         def ready() -> bool:
@@ -161,6 +201,18 @@ class CyborgServer(ServiceProcess):
             text=True,
         )
         return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def age(self, arq_uuid: str, seconds: int) -> None:
+        """Set an ARQ's created_at and updated_at ``seconds`` back in Cyborg's database, as if it had been
+        left alone that long (the report counts from the last update)."""
+        when = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds)).replace(tzinfo=None)
+        with contextlib.closing(sqlite3.connect(os.path.join(self.workdir, "cyborg.sqlite"), timeout=10)) as db:
+            changed = db.execute(
+                "UPDATE extended_accelerator_requests SET created_at = ?, updated_at = ? WHERE uuid = ?",
+                (when.isoformat(sep=" "), when.isoformat(sep=" "), arq_uuid),
+            ).rowcount
+            db.commit()
+        assert changed == 1, f"no ARQ {arq_uuid} in Cyborg's database"
 
     def set_servers(self, alive: list[str]) -> None:
         """The servers the compute stand-in lists (the instances that exist)."""

@@ -6,6 +6,7 @@ for its shape, since an API answer is input like any other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -16,6 +17,8 @@ MICROVERSION = "2.0"
 DEVICE_STATUS_MICROVERSION = "2.3"
 # More records than this in one listing is not a cloud this report can reason about safely.
 MAX_RECORDS = 100000
+# How much of a refusal's body a message quotes (after the credentials in it are masked).
+MAX_BODY = 300
 
 
 class CyborgError(AccelError):
@@ -25,19 +28,26 @@ class CyborgError(AccelError):
 class CyborgClient:
     """The Cyborg calls the collection makes."""
 
-    def __init__(self, adapter, microversion: str = MICROVERSION):
+    def __init__(self, adapter, microversion: str = MICROVERSION, mask: Callable[[str], str] | None = None):
         self.adapter = adapter
         self.microversion = microversion
+        # Replaces every credential in a text (a refusal may quote the token or the password).
+        self.mask = mask or (lambda text: text)
 
     def _call(self, method: str, path: str, ok: tuple[int, ...], microversion: str | None = None, **kwargs):
         try:
             resp = getattr(self.adapter, method)(
                 path, microversion=microversion or self.microversion, raise_exc=False, **kwargs
             )
-        except Exception as exc:
-            raise CyborgError(f"Cyborg did not answer {method.upper()} {path}: {exc}; check it runs") from exc
+        except Exception as exc:  # keystoneauth and requests raise many types; each becomes one message
+            reason = self.mask(str(exc))
+            raise CyborgError(f"Cyborg did not answer {method.upper()} {path}: {reason}; check it runs") from None
         if resp.status_code not in ok:
-            raise CyborgError(f"Cyborg answered {resp.status_code} to {method.upper()} {path}: {resp.text[:300]}")
+            body = self.mask(resp.text)
+            if len(body) > MAX_BODY:
+                body = f"{body[:MAX_BODY]} (the first {MAX_BODY} of {len(body)} characters)"
+            hint = " (check the credentials)" if resp.status_code == 401 else ""
+            raise CyborgError(f"Cyborg answered {resp.status_code} to {method.upper()} {path}{hint}: {body}")
         try:
             return resp.json() if resp.content else None
         except ValueError as exc:

@@ -42,12 +42,53 @@ def test_classes_commands_and_order():
                    "6": ("orphaned", ["orphaned", "no_project"])}  # fmt: skip
     assert [r["classification"] for r in report["arqs"]][:2] == ["orphaned", "orphaned"]
     orphan = next(r for r in report["arqs"] if r["uuid"].endswith("2"))
-    assert orphan["command"] == f"openstack accelerator arq delete {orphan['uuid']}"
+    assert orphan["command"] == (
+        'curl -sS --fail-with-body -X DELETE -H "X-Auth-Token: $USER_TOKEN" -H "X-Service-Token: $SERVICE_TOKEN" '
+        f"-H 'OpenStack-API-Version: accelerator 2.0' \"$CYBORG_ENDPOINT/accelerator_requests?arqs={orphan['uuid']}\""
+    )
     assert report["summary"] == {"orphaned": 2, "stale": 1, "no_project": 1, "ok": 2}
     findings = arq_findings(report)
     assert {f["code"] for f in findings} == {"cyborg_arq_orphaned", "cyborg_arq_stale", "cyborg_arq_no_project"}
     assert all(set(f) == {"host", "area", "code", "severity", "message", "fix"} for f in findings)
     assert sum(f["code"] == "cyborg_arq_no_project" for f in findings) == 2
+
+
+@pytest.mark.parametrize(
+    ("state", "age", "stale"),
+    [("Unbound", "2025-12-31T12:00:00Z", True), ("Unbound", "2026-01-02T11:30:00Z", False),
+     ("Initial", "2025-12-31T12:00:00Z", True), ("BindFailed", "2025-12-31T12:00:00Z", True),
+     ("Bound", "2025-12-31T12:00:00Z", False), ("Deleting", "2025-12-31T12:00:00Z", False)],
+)  # fmt: skip
+def test_old_unbound_arqs_are_stale_like_initial_and_bind_failed(state, age, stale):
+    (row,) = arq_report([arq(1, state, LIVE if state == "Bound" else None, created=age)], [LIVE], "1h", now=NOW)["arqs"]
+    assert row["classification"] == ("stale" if stale else "ok")
+    if stale:
+        assert row["reasons"] == [f"{state} since {age.replace('Z', '+00:00')}, longer than 3600 s"]
+        # Not bound to an instance: the administrator's token is enough, no service token.
+        assert (
+            "X-Service-Token" not in row["command"] and "SERVICE_TOKEN" not in arq_findings({"arqs": [row]})[0]["fix"]
+        )
+
+
+def test_the_command_quotes_a_valid_endpoint_and_names_both_tokens():
+    report = arq_report([arq(2, "Bound", GONE)], [LIVE], now=NOW, endpoint="https://cyborg.example.org:6666/v2/")
+    (row,) = report["arqs"]
+    assert row["command"].endswith(f" 'https://cyborg.example.org:6666/v2/accelerator_requests?arqs={row['uuid']}'")
+    (finding,) = arq_findings(report)
+    assert "export USER_TOKEN=$(openstack token issue -f value -c id)" in finding["fix"]
+    assert "export SERVICE_TOKEN=" in finding["fix"] and f"then run: {row['command']}." in finding["fix"]
+    assert f"openstack server show {GONE} --all-projects" in finding["fix"]
+
+
+def test_what_could_not_be_read_becomes_a_finding():
+    gaps = [{"what": "other projects' ARQs", "reason": "not admin", "needs": "the admin role"}, {"what": 1}, "x"]
+    report = arq_report([], [], now=NOW, not_read=gaps)
+    assert report["not_read"] == gaps[:1]
+    assert arq_findings(report) == [
+        {"host": "cyborg", "area": "cyborg", "code": "cyborg_arq_scope_limited", "severity": "warning",
+         "message": "could not read other projects' ARQs: not admin",
+         "fix": "run the report with credentials that hold the admin role"}
+    ]  # fmt: skip
 
 
 def test_unknown_instances_call_nothing_orphaned_and_say_so():
@@ -58,7 +99,16 @@ def test_unknown_instances_call_nothing_orphaned_and_say_so():
 def test_hostile_answers_never_reach_a_command():
     evil = dict(arq(1, "Bound", GONE), uuid="x; rm -rf /", state="B" * 1000, created_at=["not", "a", "time"])
     (row,) = arq_report([evil, "junk", None], [], now=NOW)["arqs"]
-    assert row["command"] is None and len(row["state"]) <= 255 and row["age_seconds"] is None
+    assert row["command"] is None and row["age_seconds"] is None
+    assert row["state"] == "(a value of 1000 characters, more than 255)"
+    assert row["invalid"] == ['its uuid "x; rm -rf /" is not a UUID']
+    planted = dict(arq(2, "Bound"), instance_uuid="$(touch /tmp/x)")
+    (row,) = arq_report([planted], [LIVE], now=NOW)["arqs"]
+    assert (row["classification"], row["command"]) == ("orphaned", None)
+    (finding,) = arq_findings({"arqs": [row]})
+    assert finding["fix"].startswith(
+        "no command is given because Cyborg's answer is not well formed (its instance_uuid \"$(touch"
+    )
 
 
 @pytest.mark.parametrize(("value", "seconds"), [(90, 90), ("90", 90), ("15m", 900), ("2h", 7200), ("1w", 604800)])

@@ -50,3 +50,19 @@ def test_other_refusals_are_errors():
 
     with pytest.raises(CyborgError, match="500"):
         CyborgClient(Broken("2.3")).devices()
+
+
+def test_a_refusal_is_quoted_with_the_credentials_masked_and_its_length_said():
+    class Refusing(Cyborg):
+        def get(self, path, microversion, raise_exc):
+            return Answer(401, {"error_message": "token tok-secret-123 is not valid " + "x" * 400})
+
+    client = CyborgClient(Refusing("2.0"), mask=lambda text: text.replace("tok-secret-123", "********"))
+    with pytest.raises(CyborgError) as caught:
+        client.arqs()
+    message = str(caught.value)
+    assert message.startswith(
+        'Cyborg answered 401 to GET /accelerator_requests (check the credentials): {"error_message": "token ********'
+    )
+    masked = json.dumps({"error_message": "token ******** is not valid " + "x" * 400})
+    assert "tok-secret" not in message and message.endswith(f" (the first 300 of {len(masked)} characters)")
