@@ -35,7 +35,6 @@ _value:
 
 from ansible_collections.accel.openstack.plugins.module_utils._placement.one_time_use import stuck_devices
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.recycling import cleaning_commands as _cleaning_commands
 
 
 @filter_errors
@@ -44,12 +43,6 @@ def one_time_use_stuck(fleet):
     return stuck_devices(dict(fleet))
 
 
-@filter_errors
-def cleaning_commands(devices, command, addresses=None):
-    check("cleaning_commands", "_input", devices, "list")
-    return _cleaning_commands(list(devices), list(command) if isinstance(command, list | tuple) else command, addresses)
-
-
 class FilterModule:
     def filters(self):
-        return {"one_time_use_stuck": one_time_use_stuck, "cleaning_commands": cleaning_commands}
+        return {"one_time_use_stuck": one_time_use_stuck}

@@ -8,7 +8,7 @@ short_description: Take one failed device out of scheduling in Placement, or put
 description:
   - Quarantines one device (a GPU, the VFs of a PF, a vGPU-capable GPU or VF) named by O(host) and O(address),
     or by its Placement O(provider), so that no new instance is scheduled to it, and records O(reason).
-  - A device has one provider or more in Placement: Nova's PCI provider (C(<host>_<ADDRESS>)) and, for a
+  - A device has one provider or more in Placement, Nova's PCI provider (C(<host>_<ADDRESS>)) and, for a
     vGPU-capable GPU or VF, its vGPU provider (C(<host>_pci_<address>)). The quarantine holds every unit
     no other consumer holds on every provider of the device, whichever of them O(address) or O(provider)
     names.
