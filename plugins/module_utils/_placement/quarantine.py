@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 
@@ -51,6 +52,7 @@ MAX_REASON = 255  # Placement's limit for a consumer's user
 # The most consumers one provider's quarantine uses (pieces of max_unit); more is refused, with the numbers.
 MAX_CONSUMERS = 256
 STATES = ("quarantined", "released")
+RESOURCE_CLASS = re.compile(r"[A-Z0-9_]{1,255}")  # what Placement accepts as a resource class name
 
 
 class QuarantineError(AccelError):
@@ -412,6 +414,11 @@ def prove(client: PlacementClient, quarantine: QuarantinePlan) -> list[dict]:
     for part in quarantine.providers:
         rp = part.provider["uuid"]
         for rc, inventory in sorted(part.inventories.items()):
+            if not isinstance(rc, str) or not RESOURCE_CLASS.fullmatch(rc):
+                raise QuarantineError(
+                    f"provider {part.provider['name']} has an inventory named {json.dumps(str(rc))[:300]}, which is "
+                    "not a resource class name; the quarantine was written, but Placement cannot be asked about it"
+                )
             query = f"resources={rc}:{smallest_request(inventory)}&in_tree={rp}"
             body = client.request("GET", f"/allocation_candidates?{query}")[1] or {}
             offered = any(rp in (req.get("allocations") or {}) for req in body.get("allocation_requests") or [])
