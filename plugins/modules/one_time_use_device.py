@@ -14,7 +14,8 @@ description:
   - It refuses a provider without the trait, a device still in use, and a C(reserved) value Nova would not
     have set (neither 0 nor the total); nothing changes then.
   - Run it only after the device is cleaned; the C(accel.openstack.recycle_devices) role runs the cleaning
-    command on the host first and calls this module only when it succeeded.
+    command on the host first, with the device's validated PCI address, and calls this module only when it
+    succeeded; a device whose address it cannot resolve is left reserved.
 version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)

@@ -44,7 +44,8 @@ options:
       - Also read the device quarantines M(accel.openstack.device_quarantine) holds on the snapshot's providers
         and return them as RV(fleet.quarantines) (the audit reports each as a C(device_quarantined) finding).
       - One usage query for the quarantine project, and, only when it holds anything, one allocation read per
-        device provider in use. Needs O(usages) and O(details).
+        device provider in use, plus, on a quarantined provider, one read of its allocations and one per further
+        quarantine consumer. Needs O(usages) and O(details).
     type: bool
     default: false
   query:
@@ -104,10 +105,12 @@ fleet:
       elements: str
     quarantines:
       description:
-        - The quarantines held on the snapshot's providers, by consumer UUID; each is Placement's
-          C(GET /allocations/<consumer>) answer (C(allocations), C(project_id), C(user_id) the reason,
-          C(consumer_generation), C(consumer_type)) plus C(last_modified), when Placement last wrote it (ISO 8601
-          UTC, null when Placement does not say).
+        - The quarantines held on the snapshot's providers, by the UUID of each provider's first quarantine
+          consumer; each is Placement's C(GET /allocations/<consumer>) answer for it (C(allocations), C(project_id),
+          C(user_id) the reason, C(consumer_generation), C(consumer_type)) plus C(last_modified), when Placement
+          last wrote it (ISO 8601 UTC, null when Placement does not say), and C(consumers), every consumer of the
+          quarantine on that provider; C(allocations) adds up the units all of them hold there (one consumer
+          holds at most the inventory's C(max_unit)).
         - The snapshot's optional key of the same name, which the audit reads.
       returned: when O(quarantines=true)
       type: dict
@@ -120,6 +123,7 @@ fleet:
           consumer_generation: 1
           consumer_type: QUARANTINE
           last_modified: "2026-12-01T17:51:31Z"
+          consumers: [7c1d2f0a-4a5e-5b3c-9d1e-0f2a3b4c5d6e]
   sample:
     resource_providers:
       - uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a

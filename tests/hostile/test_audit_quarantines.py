@@ -90,3 +90,23 @@ def test_placement_info_refuses_quarantines_without_usages(off):
     result = run_module("placement_info", {**auth, "quarantines": True, **off})
     assert result.get("failed") and "leave usages and details at true" in result["msg"], result
     no_traceback(result)
+
+
+def test_a_snapshot_s_consumer_list_keeps_only_this_provider_s_quarantine_consumers():
+    first, second = quarantine.consumer_uuid(GPU), quarantine.consumer_uuid(GPU, 1)
+    foreign = quarantine.consumer_uuid(ROOT, 1)  # a quarantine consumer, but of another provider
+    listed = [second, "; rm -rf /", foreign, 7, None, first, second]
+    (device,) = quarantine.quarantined_devices(FLEET, {first: _held(consumers=listed)})
+    assert device["consumers"] == [first, second]
+    (item,) = quarantine_findings([device])
+    assert item["fix"].endswith(
+        f"openstack resource provider allocation delete {first}; openstack resource provider allocation delete {second}"
+    )
+    assert "rm -rf" not in item["fix"] and foreign not in item["fix"]
+
+
+@pytest.mark.parametrize("consumers", ["x", {"a": 1}, None, 3])
+def test_a_snapshot_s_odd_consumer_lists_fall_back_to_the_first_consumer(consumers):
+    first = quarantine.consumer_uuid(GPU)
+    (device,) = quarantine.quarantined_devices(FLEET, {first: _held(consumers=consumers)})
+    assert device["consumers"] == [first]

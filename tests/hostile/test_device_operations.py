@@ -6,13 +6,15 @@ read or written (the ``outside`` sentinel checks that after every case)."""
 from __future__ import annotations
 
 import os
+import pathlib
+import time
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._host import hardware_record, mig_profiles
+from ansible_collections.accel.openstack.plugins.module_utils._host import hardware_record, health_check, mig_profiles
 from ansible_collections.accel.openstack.plugins.module_utils._host.mig_profiles import MigLayoutError
 from ansible_collections.accel.openstack.plugins.module_utils._placement import one_time_use, quarantine
-from ansible_collections.accel.openstack.plugins.plugin_utils import mig_parted
+from ansible_collections.accel.openstack.plugins.plugin_utils import mig_parted, recycling
 from tests.hostile.conftest import assert_secret_absent, no_traceback
 from tests.support.ansible_runner import run_module
 from tests.support.fake_sysfs import build_root
@@ -122,3 +124,124 @@ def test_hostile_mig_parted_configs_are_refused(root, config):
 def test_odd_snapshots_give_no_crash_and_no_loop(fleet):
     assert one_time_use.stuck_devices(fleet) == []
     assert quarantine.quarantined_devices(fleet, {}) == []
+
+
+GOOD_UUID = "4b0e4a6e-9f55-4a0d-8c36-0c3a7c6e2b10"
+
+
+def _stuck(**changes) -> dict:
+    device = {
+        "host": "cn1",
+        "provider": "cn1_0000:41:00.0",
+        "provider_uuid": GOOD_UUID,
+        "address": "0000:41:00.0",
+        "resource_class": "CUSTOM_PCI_10DE_2331",
+        "total": 1,
+    }
+    return {**device, **changes}
+
+
+@pytest.mark.parametrize(
+    ("device", "addresses", "words"),
+    [
+        (_stuck(address=None), {}, "its name carries no PCI address"),
+        (_stuck(address=""), {}, "its address '' is not a full PCI address"),
+        (_stuck(address="0000:41:00.0 --force"), {}, "its address '0000:41:00.0 --force' is not a full PCI address"),
+        (_stuck(address=None), {GOOD_UUID: "$(reboot)"}, "recycle_devices_addresses gives it '$(reboot)', which is"),
+        (_stuck(address=None), {"cn1_0000:41:00.0": ["0000:41:00.0"]}, "which is not a full PCI address"),
+        (_stuck(provider_uuid="../../x"), {}, "has no valid uuid in the snapshot"),
+        (_stuck(address=None, provider="cn1\n`id`"), {}, "provider 'cn1 `id`' ("),
+    ],
+)
+def test_a_device_whose_address_cannot_be_resolved_gets_no_command(device, addresses, words):
+    (entry,) = recycling.cleaning_commands([device], ["gpu-scrub", "{address}", "{bus_id}"], addresses)
+    assert entry["argv"] is None and entry["command"] is None and words in entry["problem"], entry
+    assert "stays reserved" in entry["problem"]
+
+
+def test_substituted_values_are_validated_normalised_and_quoted():
+    (entry,) = recycling.cleaning_commands(
+        [_stuck(address="0000:3B:00.0")], ["sh", "-c", "scrub --bus {bus_id} --address {address}"]
+    )
+    assert entry["argv"] == ["sh", "-c", "scrub --bus 00000000:3B:00.0 --address 0000:3b:00.0"]
+    assert entry["command"] == "sh -c 'scrub --bus 00000000:3B:00.0 --address 0000:3b:00.0'"
+    assert entry["problem"] is None
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("gpu-scrub {address}", "must be the cleaning command as a list of strings"),
+        ([], "must be the cleaning command as a list of strings"),
+        (["gpu-scrub", 7], "item 2 is not text"),
+        (["", "{address}"], "first item (the program) is empty"),
+        (["gpu-scrub", "--all"], "names no device: put {address}"),
+        (["gpu-scrub", "{address}\x00"], "holds a NUL"),
+        (["x"] * 300 + ["{address}"], "has 301 items; at most 256"),
+    ],
+)
+def test_hostile_cleaning_commands_are_refused(command, words):
+    with pytest.raises(recycling.RecyclingError) as refused:
+        recycling.cleaning_commands([_stuck()], command)
+    assert words in str(refused.value)
+
+
+def test_a_health_command_that_hangs_and_floods_is_killed_bounded_and_masked(tmp_path):
+    # It starts a child that would outlive it, prints far more than is kept, names a secret, then hangs.
+    pid_file = tmp_path / "child.pid"
+    script = 'sleep 600 & echo $! > "$2"; echo "$1" >&2; head -c 3000000 /dev/zero | tr "\\0" x; echo; sleep 600'
+    started = time.monotonic()
+    outcome = health_check.run(["sh", "-c", script, "sh", "pass-word-0123", str(pid_file)], 1, {"pass-word-0123"})
+    assert time.monotonic() - started < 15
+    assert outcome.timed_out and outcome.rc is None and not outcome.healthy
+    assert len(outcome.stdout) == health_check.TAIL_CHARACTERS and "pass-word-0123" not in str(outcome.result())
+    assert outcome.stderr == "********\n" and outcome.command.endswith(f"sh ******** {pid_file}")
+    child = int(pid_file.read_text())
+    for _attempt in range(50):  # the child it started was killed with it (reaped by whoever adopted it)
+        if not _running(child):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the health command's child {child} still runs")
+    message = outcome.explain()
+    assert message.startswith("health_command sh -c ") and "was still running after 1 seconds" in message
+    assert f"the last {health_check.MESSAGE_TAIL} characters of its stdout: " in message
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize(
+    ("argv", "timeout", "words"),
+    [
+        ([], 60, "health_command is empty"),
+        (None, 60, "health_command is empty"),
+        ([" "], 60, "first item (the program) is empty"),
+        (["true", "a\x00b"], 60, "item 2 contains a NUL"),
+        (["true"], 0, "health_timeout is 0"),
+        (["true"], 99999, "health_timeout is 99999; give the seconds the command may run, 1 to 3600"),
+    ],
+)
+def test_hostile_health_commands_are_refused_before_anything_runs(argv, timeout, words):
+    with pytest.raises(health_check.HealthCommandError) as refused:
+        health_check.run(argv, timeout)
+    assert words in str(refused.value)
+
+
+def test_a_release_without_a_check_is_refused_before_placement_is_asked():
+    unreachable = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:9", "token": "admin"}}
+    for options, words in [
+        ({}, "state=released needs health_command"),
+        ({"health_command": []}, "health_command is empty"),
+        ({"health_check": False, "health_command": ["true"]}, "health_check is false but health_command is given"),
+    ]:
+        args = dict(unreachable, host="cn1", address="0000:41:00.0", state="released", **options)
+        result = run_module("device_quarantine", args)
+        assert result.get("failed") and words in result["msg"], result
+        assert not result.get("api_calls"), result  # refused before any request
+        no_traceback(result)

@@ -173,7 +173,8 @@ def test_audit_reports_a_quarantined_device_and_forgets_it_once_released(cloud, 
     assert release == dict(device, state="released")
     assert item["fix"].endswith(f"allocation delete {held['consumer']}")
 
-    released = run_module("device_quarantine", dict(placement.auth, **release))
+    assert "plus health_command (the command that proves the device healthy" in item["fix"]
+    released = run_module("device_quarantine", dict(placement.auth, **release, health_command=["true"]))
     assert released["changed"] is True and released["held"] == {}, released.get("msg")
     report = run_playbook("playbooks/audit.yml", cloud["inventory"], check=True)
     assert report["rc"] == 0, failures(report)

@@ -9,6 +9,8 @@ update must succeed. Then the module releases it and the device is a candidate a
 from __future__ import annotations
 
 import json
+import shlex
+import time
 
 import pytest
 
@@ -147,14 +149,20 @@ def test_quarantine_survives_nova_compute_and_release_returns_the_device(cloud):
         (HOST, "0000:41:00.0", "Xid 79: fell off the bus", {GPU_RC: 1})
     ]
 
-    # A failing health command keeps it quarantined; a passing one releases it.
+    # A failing health command keeps it quarantined and says how it failed; a passing one releases it.
     release = dict(cloud.auth, provider=gpu["name"], state="released")
-    failed = run_module("device_quarantine", dict(release, health_command=["false"]))
-    assert failed.get("failed") and "stays quarantined" in failed["msg"], failed
+    script = "echo probing bus; echo 'Unable to determine the device handle for GPU0000:41:00.0: Unknown Error' >&2"
+    script += "; exit 9"
+    failed = run_module("device_quarantine", dict(release, health_command=["sh", "-c", script]))
+    assert failed.get("failed") and failed["msg"] == (
+        f"health_command sh -c {shlex.quote(script)} exited with status 9; its stderr: Unable to determine the device "
+        "handle for GPU0000:41:00.0: Unknown Error; its stdout: probing bus; the device stays quarantined"
+    ), failed
+    assert failed["health"]["rc"] == 9 and failed["health"]["timed_out"] is False
     assert gpu["uuid"] not in candidate_providers(cloud, f"resources={GPU_RC}:1")
     released = run_module("device_quarantine", dict(release, health_command=["true"]), diff=True)
     assert released["changed"] is True and released["health"]["rc"] == 0, released
-    assert run_module("device_quarantine", release)["changed"] is False
+    assert run_module("device_quarantine", dict(release, health_check=False))["changed"] is False
     assert gpu["uuid"] in candidate_providers(cloud, f"resources={GPU_RC}:1")
     assert cloud.request("GET", f"/allocations/{consumer}")[1]["allocations"] == {}
 
@@ -229,7 +237,7 @@ def test_a_quarantined_device_that_leaves_nova_s_view_blocks_its_update_until_re
     without = [d for d in DEVICES if d["address"] != "0000:42:00.0"]
     (blocked,) = nova_compute(cloud, rounds=1, devices=without)
     assert blocked["ok"] is False and "409" in blocked["error"]  # Placement keeps a provider in use
-    assert run_module("device_quarantine", dict(args, state="released"))["changed"] is True
+    assert run_module("device_quarantine", dict(args, state="released", health_check=False))["changed"] is True
     assert nova_compute(cloud, rounds=1, devices=without) == [{"ok": True}]
     assert f"{HOST}_0000:42:00.0" not in providers(cloud)
 
@@ -254,3 +262,152 @@ def test_the_resource_tracker_s_own_update_leaves_the_quarantine_alone(cloud):
     held = cloud.request("GET", f"/allocations/{quarantine.consumer_uuid(gpu['uuid'])}")[1]
     assert held["allocations"][gpu["uuid"]]["resources"] == {GPU_RC: 1} and held["user_id"] == "Xid 79"
     assert gpu["uuid"] not in candidate_providers(cloud, f"resources={GPU_RC}:1&in_tree={gpu['uuid']}")
+
+
+WIDE = "cn-wide"
+WIDE_UUID = "7c2d4a51-3e0b-4d7a-9f1e-5b8a6c4d2e10"
+WIDE_ADDRESS = "0000:45:00.0"
+
+
+def _provider(placement, name: str, uuid: str | None = None, parent: str | None = None) -> str:
+    body = {"name": name, **({"uuid": uuid} if uuid else {}), **({"parent_provider_uuid": parent} if parent else {})}
+    status, created = placement.request("POST", "/resource_providers", body)
+    assert status == 200, created
+    return created["uuid"]
+
+
+def _inventory(placement, rp: str, rc: str, **fields) -> None:
+    placement.request("PUT", f"/resource_classes/{rc}")
+    generation = placement.request("GET", f"/resource_providers/{rp}")[1]["generation"]
+    body = {"resource_provider_generation": generation, "inventories": {rc: fields}}
+    assert placement.request("PUT", f"/resource_providers/{rp}/inventories", body)[0] == 200
+
+
+@pytest.fixture(scope="module")
+def wide(cloud):
+    """A host whose device has a PCI provider (total 4, max_unit 1) and a vGPU provider (total 4, max_unit 2)."""
+    _provider(cloud, WIDE, WIDE_UUID)
+    pci_rp = _provider(cloud, f"{WIDE}_{WIDE_ADDRESS.upper()}", parent=WIDE_UUID)
+    vgpu_rp = _provider(cloud, f"{WIDE}_pci_0000_45_00_0", parent=WIDE_UUID)
+    _inventory(cloud, pci_rp, GPU_RC, total=4, max_unit=1)
+    _inventory(cloud, vgpu_rp, "VGPU", total=4, max_unit=2)
+    return {"pci": pci_rp, "vgpu": vgpu_rp}
+
+
+def test_max_unit_below_total_and_both_providers_are_held_until_released(cloud, wide):
+    pci_rp, vgpu_rp = wide["pci"], wide["vgpu"]
+    tree = f"in_tree={WIDE_UUID}"
+    # Before: Placement offers the device through both providers.
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == {pci_rp}
+    assert candidate_providers(cloud, f"resources=VGPU:1&{tree}") == {vgpu_rp}
+    instance = {
+        "allocations": {pci_rp: {"resources": {GPU_RC: 1}}},
+        "project_id": "p1",
+        "user_id": "u1",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    assert cloud.request("PUT", f"/allocations/{INSTANCE}", instance)[0] == 204
+    args = dict(cloud.auth, host=WIDE, address=WIDE_ADDRESS, reason="Xid 79: fell off the bus")
+
+    check = run_module("device_quarantine", args, check=True, diff=True)
+    assert check["changed"] is True and check["held"] == {GPU_RC: 3, "VGPU": 4}, check
+    assert "candidates" not in check
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == {pci_rp}  # check mode wrote nothing
+
+    applied = run_module("device_quarantine", args, diff=True)
+    assert applied["changed"] is True, applied
+    assert applied["held"] == {GPU_RC: 3, "VGPU": 4} and applied["in_use_by"] == {GPU_RC: [INSTANCE]}
+    by_name = {p["name"]: p for p in applied["providers"]}
+    assert by_name[f"{WIDE}_{WIDE_ADDRESS.upper()}"]["held"] == {GPU_RC: 3}
+    assert by_name[f"{WIDE}_pci_0000_45_00_0"]["held"] == {"VGPU": 4}
+    pci_consumers = [quarantine.consumer_uuid(pci_rp, n) for n in range(3)]
+    vgpu_consumers = [quarantine.consumer_uuid(vgpu_rp, n) for n in range(2)]
+    assert by_name[f"{WIDE}_{WIDE_ADDRESS.upper()}"]["consumers"] == sorted(pci_consumers)
+    assert [c["offered"] for c in applied["candidates"]] == [False, False], applied["candidates"]
+    assert json.loads(applied["diff"]["after"])["held"] == {
+        f"{WIDE}_{WIDE_ADDRESS.upper()}": {GPU_RC: 3},
+        f"{WIDE}_pci_0000_45_00_0": {"VGPU": 4},
+    }
+    # From outside: one unit per consumer on the PCI provider (max_unit 1), two on the vGPU provider (max_unit 2).
+    on_pci = cloud.request("GET", f"/resource_providers/{pci_rp}/allocations")[1]["allocations"]
+    assert {c: a["resources"] for c, a in on_pci.items()} == {
+        INSTANCE: {GPU_RC: 1},
+        **{c: {GPU_RC: 1} for c in pci_consumers},
+    }
+    on_vgpu = cloud.request("GET", f"/resource_providers/{vgpu_rp}/allocations")[1]["allocations"]
+    assert {c: a["resources"] for c, a in on_vgpu.items()} == {c: {"VGPU": 2} for c in vgpu_consumers}
+    for consumer in pci_consumers + vgpu_consumers:
+        body = cloud.request("GET", f"/allocations/{consumer}")[1]
+        assert (body["project_id"], body["user_id"]) == (quarantine.QUARANTINE_PROJECT, "Xid 79: fell off the bus")
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == set()
+    assert candidate_providers(cloud, f"resources=VGPU:1&{tree}") == set()
+    assert run_module("device_quarantine", args, check=True)["changed"] is False
+    assert run_module("device_quarantine", args)["changed"] is False
+
+    # The audit adds up every consumer of a provider.
+    client = placement_client(cloud.auth)
+    fleet = fleet_snapshot(client)
+    listed = [d for d in quarantine.quarantined_devices(fleet, quarantine.read_quarantines(client, fleet))
+              if d["host"] == WIDE]  # fmt: skip
+    assert [(d["provider"], d["held"], d["consumers"], d["schedulable"]) for d in listed] == [
+        (f"{WIDE}_{WIDE_ADDRESS.upper()}", {GPU_RC: 3}, pci_consumers, {}),
+        (f"{WIDE}_pci_0000_45_00_0", {"VGPU": 2 * 2}, vgpu_consumers, {}),
+    ]
+
+    # The instance leaves: its unit is schedulable until the quarantine runs again, named by the vGPU provider.
+    cloud.request("DELETE", f"/allocations/{INSTANCE}")
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == {pci_rp}
+    again = run_module("device_quarantine", dict(cloud.auth, provider=vgpu_rp, reason="Xid 79: fell off the bus"))
+    assert again["changed"] is True and again["held"] == {GPU_RC: 4, "VGPU": 4}, again
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == set()
+
+    # Released whole: every consumer of both providers is gone, and the device is offered again.
+    release = dict(cloud.auth, host=WIDE, address=WIDE_ADDRESS, state="released", health_command=["true"])
+    released = run_module("device_quarantine", release)
+    assert released["changed"] is True and released["held"] == {}, released
+    for consumer in [quarantine.consumer_uuid(pci_rp, n) for n in range(4)] + vgpu_consumers:
+        assert cloud.request("GET", f"/allocations/{consumer}")[1]["allocations"] == {}
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == {pci_rp}
+    assert candidate_providers(cloud, f"resources=VGPU:1&{tree}") == {vgpu_rp}
+    assert run_module("device_quarantine", release)["changed"] is False
+
+
+def test_a_health_command_that_never_exits_is_killed_and_the_device_stays_quarantined(cloud, wide):
+    args = dict(cloud.auth, host=WIDE, address=WIDE_ADDRESS)
+    assert run_module("device_quarantine", dict(args, reason="Xid 79"))["changed"] is True
+    started = time.monotonic()
+    hung = run_module(
+        "device_quarantine", dict(args, state="released", health_command=["sleep", "600"], health_timeout=2)
+    )
+    took = time.monotonic() - started
+    assert hung.get("failed") and hung["msg"] == (
+        "health_command sleep 600 was still running after 2 seconds (health_timeout) and was killed; it printed "
+        "nothing; the device stays quarantined"
+    ), hung
+    assert hung["health"]["timed_out"] is True and hung["health"]["rc"] is None
+    assert took < 30, took
+    tree = f"in_tree={WIDE_UUID}"
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == set()
+    assert candidate_providers(cloud, f"resources=VGPU:1&{tree}") == set()
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"health_command": []}, "health_command is empty; give the command that proves the device healthy"),
+        ({}, "state=released needs health_command"),
+        ({"health_command": [""]}, "health_command's first item (the program) is empty"),
+        ({"health_command": ["true"], "health_timeout": 0}, "health_timeout is 0; give the seconds"),
+        ({"health_command": ["true"], "health_check": False}, "health_check is false but health_command is given"),
+        ({"health_command": ["/no/such/health-tool"]}, "health_command /no/such/health-tool could not start"),
+    ],
+)
+def test_a_release_without_a_real_check_is_refused_and_the_device_stays_quarantined(cloud, wide, options, words):
+    args = dict(cloud.auth, host=WIDE, address=WIDE_ADDRESS)
+    run_module("device_quarantine", dict(args, reason="Xid 79"))
+    refused = run_module("device_quarantine", dict(args, state="released", **options))
+    assert refused.get("failed") and words in refused["msg"], refused
+    tree = f"in_tree={WIDE_UUID}"
+    assert candidate_providers(cloud, f"resources={GPU_RC}:1&{tree}") == set()
+    assert candidate_providers(cloud, f"resources=VGPU:1&{tree}") == set()

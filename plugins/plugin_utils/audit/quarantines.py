@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
 
 MODULE = "accel.openstack.device_quarantine"
@@ -60,7 +61,8 @@ def quarantine_findings(devices: list[dict], hosts: Mapping[str, str] | None = N
         since = entry.get("since") or "a time Placement does not say"
         reason = _text(entry.get("reason"), 255) or "no reason recorded"
         options = _device(entry)
-        consumer = entry.get("consumer")
+        consumers = [c for c in entry.get("consumers") or [entry.get("consumer")] if is_uuid_like(c)]
+        deletes = "; ".join(f"openstack resource provider allocation delete {c}" for c in consumers)
         found.append(
             finding(
                 host,
@@ -68,8 +70,8 @@ def quarantine_findings(devices: list[dict], hosts: Mapping[str, str] | None = N
                 f"{device} of {_text(nodename)} (provider {provider}) is quarantined, out of scheduling since "
                 f"{since}: {reason} (the quarantine holds {_amounts(entry.get('held') or {})})",
                 f"after the repair, release it with {_task({**options, 'state': 'released'})} and the cloud's auth "
-                "options (add health_command to release it only when the device answers); without Ansible: "
-                f"openstack resource provider allocation delete {consumer}",
+                "options, plus health_command (the command that proves the device healthy; it is released only when "
+                f"that command exits 0) or health_check: false; without Ansible: {deletes}",
             )
         )
         leak = entry.get("schedulable") or {}

@@ -13,26 +13,39 @@ GPU = "22222222-2222-4222-8222-222222222222"
 VGPU = "33333333-3333-4333-8333-333333333333"
 
 
-def test_the_consumer_is_one_per_device_and_stable():
+def test_the_consumers_are_stable_per_device_and_piece():
     assert quarantine.consumer_uuid(GPU) == quarantine.consumer_uuid(GPU.upper())
     assert quarantine.consumer_uuid(GPU) != quarantine.consumer_uuid(VGPU)
     assert uuid.UUID(quarantine.consumer_uuid(GPU)).version == 5
+    # Consumer 0 keeps the uuid every earlier quarantine used: uuid5 of the provider's uuid alone.
+    assert quarantine.consumer_uuid(GPU, 0) == str(uuid.uuid5(quarantine.NAMESPACE, GPU))
+    pieces = [quarantine.consumer_uuid(GPU, n) for n in range(4)]
+    assert len(set(pieces)) == 4 and pieces[1] == str(uuid.uuid5(quarantine.NAMESPACE, f"{GPU}/1"))
+    assert list(quarantine.consumer_uuids(GPU))[:4] == pieces
+    assert len(quarantine.consumer_uuids(GPU)) == quarantine.MAX_CONSUMERS
 
 
 @pytest.mark.parametrize(
     ("inventory", "others", "expected"),
     [
-        ({"total": 1}, 0, 1),
-        ({"total": 1}, 1, 0),
-        ({"total": 4, "reserved": 1}, 1, 2),
-        ({"total": 16, "max_unit": 4}, 0, 4),
-        ({"total": 8, "step_size": 3}, 0, 6),
-        ({"total": 8, "min_unit": 4}, 5, 0),
-        ({"total": 2, "allocation_ratio": 2.0, "max_unit": 4}, 1, 3),
+        ({"total": 1}, 0, [1]),
+        ({"total": 1}, 1, []),
+        ({"total": 4, "reserved": 1}, 1, [2]),
+        ({"total": 4, "max_unit": 1}, 0, [1, 1, 1, 1]),
+        ({"total": 16, "max_unit": 4}, 0, [4, 4, 4, 4]),
+        ({"total": 8, "step_size": 3}, 0, [6]),
+        ({"total": 8, "min_unit": 4}, 5, []),
+        ({"total": 10, "max_unit": 4, "step_size": 2, "min_unit": 2}, 0, [4, 4, 2]),
+        ({"total": 5, "max_unit": 4, "step_size": 2, "min_unit": 4}, 0, [4]),
+        ({"total": 2, "allocation_ratio": 2.0, "max_unit": 4}, 1, [3]),
     ],
 )
-def test_holdable_respects_placement_s_unit_rules(inventory, others, expected):
-    assert quarantine._holdable(inventory, others) == expected
+def test_the_free_units_are_cut_into_pieces_placement_accepts(inventory, others, expected):
+    free = quarantine.capacity(inventory) - others
+    cut = quarantine.pieces(inventory, free)
+    assert cut == expected
+    # Whatever is left over is smaller than the smallest amount a request may ask: nothing schedulable remains.
+    assert free - sum(cut) < quarantine.smallest_request(inventory) or free - sum(cut) <= 0
 
 
 @pytest.mark.parametrize(

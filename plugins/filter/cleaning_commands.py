@@ -1,0 +1,17 @@
+# Copyright: accel.openstack contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cleaning_commands filter (documented in cleaning_commands.yml)."""
+
+from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
+from ansible_collections.accel.openstack.plugins.plugin_utils.recycling import cleaning_commands as _cleaning_commands
+
+
+@filter_errors
+def cleaning_commands(devices, command, addresses=None):
+    check("cleaning_commands", "_input", devices, "list")
+    return _cleaning_commands(list(devices), list(command) if isinstance(command, list | tuple) else command, addresses)
+
+
+class FilterModule:
+    def filters(self):
+        return {"cleaning_commands": cleaning_commands}
