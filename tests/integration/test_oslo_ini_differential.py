@@ -68,7 +68,17 @@ def _line(rng: random.Random, hostile: bool) -> str:
 def _file(rng: random.Random) -> str | dict:
     hostile = rng.random() < 0.3
     lines = [] if rng.random() < 0.1 else [f"[{rng.choice(['pci', 'PCI', 'DEFAULT', 'devices'])}]"]
-    lines += [_line(rng, hostile) for _ in range(rng.randint(0, 14))]
+    for _ in range(rng.randint(0, 14)):
+        line = _line(rng, hostile)
+        # a tidy file continues only a value; a hostile one anything
+        if (
+            not hostile
+            and line[:1] in (" ", "\t")
+            and lines
+            and (lines[-1][:1] in ("", "[", "#", ";") or not lines[-1].strip())
+        ):
+            line = rng.choice(KEYS) + " = " + rng.choice(VALUES)
+        lines.append(line)
     if hostile and rng.random() < 0.1:
         lines.insert(0, "\ufeff" + (lines[0] if lines else ""))
     ending = rng.choice(["\n", "\n", "\n", "\r\n", "\r"])
