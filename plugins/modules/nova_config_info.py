@@ -18,6 +18,10 @@ description:
     oslo.config reads them (multi-valued options such as C([pci] device_spec) and C([pci] alias)
     accumulate over the files, others take the last value).
   - C([pci] passthrough_whitelist) is joined to C([pci] device_spec), as Nova reads the deprecated name.
+  - Each file is read as oslo.config reads it (continuation lines, C(=) or C(:), group names looked up in
+    lower case so C([PCI]) is C([pci]) and C([ pci ]) is another group, every value of a repeated key);
+    a file oslo.config refuses (an indented section header, a byte-order mark, a key before any section,
+    a file that is not UTF-8, an empty key) fails the task with a message naming the file, the line and the fix.
 version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
@@ -115,7 +119,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 deployed:
-  description: Per host, per service, the configuration sections as Nova reads them (values as lists).
+  description:
+    - Per host, per service, the configuration groups as Nova reads them (values as lists), under the
+      names Nova looks them up by (lower case, C(DEFAULT) excepted).
   returned: success
   type: dict
   sample:

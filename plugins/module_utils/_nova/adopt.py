@@ -26,7 +26,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.standard im
     STANDARD_RESOURCE_CLASSES,
     STANDARD_TRAITS,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern
+from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, device_ids
 from ansible_collections.accel.openstack.plugins.module_utils._nova.config import Options, RenderError, render_fleet
 from ansible_collections.accel.openstack.plugins.module_utils._nova.files import host_inputs
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import ALIAS_NAME, PolicyError
@@ -114,6 +114,12 @@ class _Adoption:
                 self.note(None, "pci.alias", value, "not JSON Nova can read; Nova refuses to start with it")
                 continue
             for alias in objects:
+                try:
+                    device_ids.alias_id(alias, "vendor_id")
+                    device_ids.alias_id(alias, "product_id")
+                except device_ids.DeviceIdError as exc:
+                    self.note(None, "pci.alias", alias, f"{exc}; Nova refuses to start with it")
+                    continue
                 extra = sorted(set(alias) - set(ALIAS_KEYS) - {"live_migratable"})
                 if extra:
                     self.note(None, "pci.alias", alias, f"keys {', '.join(extra)} have no device policy key")
@@ -133,14 +139,20 @@ class _Adoption:
                     self.note(host, "pci.device_spec", value, "not JSON Nova can read; Nova refuses to start with it")
                     continue
                 for spec in objects:
+                    try:
+                        device_ids.spec_ids(spec)
+                    except device_ids.DeviceIdError as exc:
+                        self.note(host, "pci.device_spec", spec, f"{exc}; Nova refuses to start with it")
+                        continue
                     key = json.dumps(spec, sort_keys=True)
                     distinct.setdefault(key, {"spec": spec, "hosts": []})["hosts"].append(host)
         return distinct
 
     def _ids(self, spec: dict, hosts: list[str]) -> tuple[str, str] | None:
-        vendor, product = spec.get("vendor_id"), spec.get("product_id")
+        # as Nova reads them: "0x10DE" is 10de, "*" or no key is any
+        vendor, product = (None if i == device_ids.ANY else i for i in device_ids.spec_ids(spec))
         if vendor and product:
-            return str(vendor).lower(), str(product).lower()
+            return vendor, product
         address = spec.get("address")
         if not isinstance(address, str) or not is_address(address):
             return None
@@ -161,7 +173,7 @@ class _Adoption:
         for item in self.specs().values():
             spec, hosts = item["spec"], item["hosts"]
             host = hosts[0] if len(hosts) == 1 else None
-            if {k: str(v).lower() for k, v in spec.items()} == NOTHING:
+            if set(spec) == set(NOTHING) and device_ids.spec_ids(spec) == ("ffff", "ffff"):
                 continue  # PCI's reserved vendor: the kolla layout's "no device here", which no policy entry needs
             if "devname" in spec:
                 self.note(host, "pci.device_spec", spec, "devname has no device policy key; name the device by address")

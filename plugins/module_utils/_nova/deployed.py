@@ -27,10 +27,11 @@ from __future__ import annotations
 import json
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import IniConfig, read_keys
-from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._host import oslo_ini
+from ansible_collections.accel.openstack.plugins.module_utils._host.oslo_ini import IniConfig
+from ansible_collections.accel.openstack.plugins.module_utils._host.root import MAX_READ, HostRoot, HostRootError
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import component_problem
-from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern
+from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, device_ids
 
 SERVICES = ("compute", "api", "scheduler", "conductor", "super-conductor")
 CELL_SERVICES = ("compute", "conductor")
@@ -44,9 +45,11 @@ class DeployedConfigError(AccelError):
     """Options that do not name readable configuration; the message names the option."""
 
 
-def parse_ini(text: str) -> IniConfig:
-    """Every key a file sets, values in order, a key repeated within the file accumulated."""
-    return read_keys(text)
+def parse_ini(text: str, path: str = "the file") -> IniConfig:
+    """One file as a service reads it (:func:`oslo_ini.parse_groups`): groups under their lower-case
+    names, every value of a repeated key in order; :class:`oslo_ini.OsloIniError` for a file
+    oslo.config refuses."""
+    return oslo_ini.parse_groups(text, path)
 
 
 def _join_deprecated(config: IniConfig) -> IniConfig:
@@ -69,22 +72,38 @@ def kolla_sources(config_dir: str, service: str, host: str) -> list[str]:
     return files
 
 
-def merge_kolla(texts: list[str]) -> IniConfig:
-    """Kolla-Ansible's merge_configs: a later file's key replaces the earlier list."""
+def _with_paths(texts: list[str], paths: list[str] | None) -> list[tuple[str, str]]:
+    names = list(paths or [])
+    return [(text, names[n] if n < len(names) else f"file {n + 1}") for n, text in enumerate(texts)]
+
+
+def merge_kolla(texts: list[str], paths: list[str] | None = None) -> IniConfig:
+    """Kolla-Ansible's merge_configs, then Nova's reading of the file it writes.
+
+    Each override is parsed as oslo.config's parser does (Kolla-Ansible uses it, after rendering the
+    Jinja: lines holding only a Jinja statement are skipped); sections merge by their name as written,
+    and a later file's key replaces the earlier list. Nova then reads the merged sections by their
+    lower-case names, so ``[PCI]`` and ``[pci]`` add up (in the order the sections first appeared)."""
     merged: IniConfig = {}
-    for text in texts:
-        for section, keys in _join_deprecated(parse_ini(text)).items():
+    for text, path in _with_paths(texts, paths):
+        for section, keys in oslo_ini.parse(text, path, template_lines=True).items():
             target = merged.setdefault(section, {})
             for key, values in keys.items():
                 target[key] = list(values)
-    return merged
+    grouped: IniConfig = {}
+    for section, keys in merged.items():
+        target = grouped.setdefault(oslo_ini.group_name(section), {})
+        for key, values in keys.items():
+            target.setdefault(key, []).extend(values)
+    return _join_deprecated(grouped)
 
 
-def merge_oslo(texts: list[str]) -> IniConfig:
-    """oslo.config over several files: multi-valued options accumulate, others take the last value."""
+def merge_oslo(texts: list[str], paths: list[str] | None = None) -> IniConfig:
+    """oslo.config over several files (in the order given): multi-valued options accumulate, others take
+    the last value; a file oslo.config refuses raises :class:`oslo_ini.OsloIniError` naming it."""
     merged: IniConfig = {}
-    for text in texts:
-        for section, keys in _join_deprecated(parse_ini(text)).items():
+    for text, path in _with_paths(texts, paths):
+        for section, keys in _join_deprecated(parse_ini(text, path)).items():
             target = merged.setdefault(section, {})
             for key, values in keys.items():
                 if (section, key) in MULTI_VALUED:
@@ -104,13 +123,40 @@ def templated(config: IniConfig) -> list[str]:
     )
 
 
-def _read(root: HostRoot, paths: list[str]) -> tuple[list[str], list[str]]:
+def _read(root: HostRoot, paths: list[str], template_lines: bool = False) -> tuple[list[str], list[str]]:
+    """The texts of the files that exist, and their paths. A file the service could not read whole as
+    UTF-8 text, or that oslo.config refuses, is refused, the first in the order given (as the service
+    reads them, one after the other): Nova would not start with it, or would read what the audit cannot
+    see."""
     texts, found = [], []
     for path in paths:
-        text = root.read_text(path)
-        if text is not None:
-            texts.append(text)
-            found.append(path)
+        try:
+            read = root.read_file(path)
+        except HostRootError as exc:
+            root.warn(str(exc))
+            continue
+        except OSError as exc:
+            root.warn(f"{path}: cannot read ({exc.strerror or exc})")
+            continue
+        if read is None:
+            continue
+        if read.truncated:
+            raise DeployedConfigError(
+                f"{path} is longer than {MAX_READ} bytes; that is not a Nova configuration file: check what wrote it",
+                path=path,
+            )
+        try:
+            text = read.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = read.data[: exc.start].count(b"\n") + 1
+            raise DeployedConfigError(
+                f"{path} line {line}: byte {exc.start + 1} is not UTF-8 text, so Nova (reading it as UTF-8) does "
+                "not start; convert the file to UTF-8 (iconv -t UTF-8)",
+                path=path,
+            ) from None
+        oslo_ini.parse(text, path, template_lines)
+        texts.append(text)
+        found.append(path)
     return texts, found
 
 
@@ -133,8 +179,8 @@ def read_kolla(root: HostRoot, config_dir: str, hosts: dict[str, list[str]]) -> 
         for service in services:
             if service not in SERVICES:
                 raise DeployedConfigError(f"host {name}: service {service!r} is not one of {', '.join(SERVICES)}")
-            texts, found = _read(root, kolla_sources(config_dir, service, name))
-            entry["services"][service] = merge_kolla(texts)
+            texts, found = _read(root, kolla_sources(config_dir, service, name), template_lines=True)
+            entry["services"][service] = merge_kolla(texts, found)
             entry["sources"][service] = found
         result[name] = entry
     return result
@@ -150,7 +196,7 @@ def read_nova_conf_d(root: HostRoot, nova_conf: str, conf_d: str, host: str, ser
             f"{conf_d} holds more than {MAX_CONF_D_FILES} .conf files; that is not a Nova config directory"
         )
     texts, found = _read(root, [nova_conf] + [f"{conf_d.rstrip('/')}/{n}" for n in names])
-    config = merge_oslo(texts)
+    config = merge_oslo(texts, found)
     for service in services:
         if service not in SERVICES:
             raise DeployedConfigError(f"host {name}: service {service!r} is not one of {', '.join(SERVICES)}")
@@ -183,11 +229,33 @@ def is_true(config: dict, section: str, key: str) -> bool:
     return bool(found) and found[-1].strip().lower() in ("true", "yes", "on", "1")
 
 
+def device_specs(config: dict) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The ``[pci] device_spec`` objects nova-compute reads, and ``(value, reason)`` for each value it
+    refuses (not JSON, not an object or a list of objects, a vendor_id or product_id that is not a PCI ID
+    as Nova reads one: :mod:`.device_ids`). nova-compute does not start while one is refused."""
+    specs, refused = [], []
+    for value in values(config, "pci", "device_spec"):
+        objects = json_objects(value)
+        if objects is None:
+            refused.append((value, "is not a JSON object or a list of objects"))
+            continue
+        for spec in objects:
+            try:
+                device_ids.spec_ids(spec)
+            except device_ids.DeviceIdError as exc:
+                refused.append((value, str(exc)))
+                continue
+            specs.append(spec)
+    return specs, refused
+
+
 def _spec_matches(spec: dict, device: dict, physical_functions: frozenset) -> bool:
-    for key in ("vendor_id", "product_id"):
-        wanted = spec.get(key)
-        if wanted not in (None, "*") and str(wanted).lower() != device.get(key):
-            return False
+    vendor, product = device_ids.spec_ids(spec)
+    if vendor not in (device_ids.ANY, device.get("vendor_id")) or product not in (
+        device_ids.ANY,
+        device.get("product_id"),
+    ):
+        return False
     if "address" in spec:
         try:
             pattern = address_pattern.parse(spec["address"])
@@ -199,8 +267,10 @@ def _spec_matches(spec: dict, device: dict, physical_functions: frozenset) -> bo
 
 def claims(config: dict, devices: list[dict]) -> dict[str, dict]:
     """``{address: tags}`` of every device ``[pci] device_spec`` claims, the first matching spec winning
-    (as Nova's whitelist does); tags are the spec's keys other than what it matches on."""
-    specs = [s for v in values(config, "pci", "device_spec") for s in (json_objects(v) or [])]
+    (as Nova's whitelist does); tags are the spec's keys other than what it matches on. IDs compare as
+    Nova reads them (``"0x10DE"`` is ``10de``); a spec Nova refuses claims nothing (:func:`device_specs`
+    lists it)."""
+    specs, _refused = device_specs(config)
     pfs = frozenset(d["physfn"] for d in devices if d.get("physfn"))
     found: dict[str, dict] = {}
     for device in devices:
@@ -278,8 +348,8 @@ def read_placement(root: HostRoot, params: dict) -> tuple[dict, list[str]]:
     layout = params.get("layout") or "kolla"
     config_dir = params.get("config_dir") or "/etc/kolla/config"
     paths = placement_sources(layout, config_dir, params.get("placement_conf") or "/etc/placement/placement.conf")
-    texts, found = _read(root, paths)
-    merged = merge_kolla(texts) if layout == "kolla" else merge_oslo(texts)
+    texts, found = _read(root, paths, template_lines=layout == "kolla")
+    merged = merge_kolla(texts, found) if layout == "kolla" else merge_oslo(texts, found)
     return placement_settings(merged, found), found
 
 

@@ -10,8 +10,9 @@ in the layout's precedence (Kolla-Ansible's ``merge_configs`` or oslo.config's `
 compares the results as Nova parses them:
 
 - ``[pci] device_spec`` and ``[pci] alias``: the JSON objects, in order, an exact repeat dropped (Nova
-  matches the first spec; a repeated alias is the same alias); the no-device placeholder
-  (``vendor_id`` ``ffff``) matches nothing and counts as no entry;
+  matches the first spec; a repeated alias is the same alias), their IDs as Nova compares them
+  (:mod:`.device_ids`); the no-device placeholder (``vendor_id`` ``ffff``) matches nothing and counts as
+  no entry;
 - comma lists (``enabled_mdev_types``, ``enabled_filters``): the names in order;
   ``[mdev_*] device_addresses``: the set of addresses;
 - ``report_in_placement`` and ``pci_in_placement`` as oslo.config reads a boolean; ``[mdev_*] mdev_class =
@@ -25,6 +26,7 @@ import json
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._nova import device_ids
 from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import (
     MULTI_VALUED,
     kolla_sources,
@@ -40,7 +42,23 @@ NO_DEVICE = {"vendor_id": "ffff", "product_id": "ffff"}
 MAX_COMPARED = 4096  # services x hosts merged for one plan; beyond it the plan is written as planned
 
 
-def _objects(values: list[str]) -> list:
+def _as_nova_reads(item: object, key: str) -> object:
+    """A device_spec or alias object with its IDs as Nova compares them (``"0x10DE"`` in a device_spec is
+    ``10de``, an alias ``"10DE"`` is ``10de``); an ID Nova refuses is left as written."""
+    if not isinstance(item, dict):
+        return item
+    try:
+        if key == "alias":
+            ids = {k: device_ids.alias_id(item, k) for k in ("vendor_id", "product_id")}
+        else:
+            vendor, product = device_ids.spec_ids(item)
+            ids = {"vendor_id": vendor, "product_id": product}
+    except device_ids.DeviceIdError:
+        return item
+    return {**item, **{k: v for k, v in ids.items() if k in item}}
+
+
+def _objects(values: list[str], key: str = "device_spec") -> list:
     found: list = []
     for value in values:
         try:
@@ -48,6 +66,7 @@ def _objects(values: list[str]) -> list:
         except ValueError:
             parsed = value
         for item in parsed if isinstance(parsed, list) else [parsed]:
+            item = _as_nova_reads(item, key)
             canonical = json.dumps(item, sort_keys=True) if isinstance(item, dict) else str(item)
             if item != NO_DEVICE and canonical not in found:
                 found.append(canonical)
@@ -62,7 +81,7 @@ def normalized(config: dict) -> dict:
             if not values:
                 continue
             if (section, key) in MULTI_VALUED:
-                value: object = tuple(_objects(values))
+                value: object = tuple(_objects(values, key))
             elif (section, key) in COMMA_LISTS:
                 value = tuple(n.strip() for n in values[-1].split(",") if n.strip())
             elif section.startswith("mdev_") and key == "device_addresses":
@@ -101,8 +120,9 @@ class _Overlay:
 
 
 def _merged_kolla(view: _Overlay, config_dir: str, service: str, host: str) -> dict:
-    texts = [t for t in (view.read(p) for p in kolla_sources(config_dir, service, host)) if t is not None]
-    return normalized(merge_kolla(texts))
+    found = [(p, view.read(p)) for p in kolla_sources(config_dir, service, host)]
+    found = [(p, t) for p, t in found if t is not None]
+    return normalized(merge_kolla([t for _p, t in found], [p for p, _t in found]))
 
 
 def kolla_views(
@@ -134,8 +154,9 @@ def conf_d_view(root: HostRoot, changes: list[FileChange], nova_conf: str, confi
     names = {n for n in root.listdir(config_dir, limit=257) if n.endswith(".conf")}
     base = config_dir.rstrip("/")
     names |= {c.path[len(base) + 1 :] for c in changes if c.path.startswith(base + "/") and c.path.endswith(".conf")}
-    texts = [view.read(nova_conf)] + [view.read(f"{base}/{n}") for n in sorted(names)]
-    result: dict = {"config": normalized(merge_oslo([t for t in texts if t is not None]))}
+    paths = [nova_conf] + [f"{base}/{n}" for n in sorted(names)]
+    found = [(p, t) for p, t in ((p, view.read(p)) for p in paths) if t is not None]
+    result: dict = {"config": normalized(merge_oslo([t for _p, t in found], [p for p, _t in found]))}
     for change in changes:
         if change.path.endswith((".yaml", ".yml")):
             result[change.path] = _providers(view.read(change.path))

@@ -123,33 +123,32 @@ def _vfs(cloud, host: str, compute: dict, devices: list[dict], by_address: dict)
                     device["address"]
                 ):
                     expected[normalize_address(device["address"])] = entry.sriov_numvfs
-    for spec_value in deployed.values(compute, "pci", "device_spec"):
-        for spec in deployed.json_objects(spec_value) or []:
-            address = spec.get("address")
-            if not isinstance(address, str) or not is_address(address):
-                continue
-            address = normalize_address(address)
-            if address in by_address:
-                continue
-            pfs = [
-                d
-                for d in devices
-                if d["address"].rsplit(":", 1)[0] == address.rsplit(":", 1)[0]
-                and (d.get("sriov_totalvfs") or 0) > (d.get("sriov_numvfs") or 0)
-            ]
-            if pfs:
-                pf = normalize_address(pfs[0]["address"])
-                expected.setdefault(pf, pfs[0].get("sriov_totalvfs") or 0)
-                expected[pf] = max(expected[pf], (pfs[0].get("sriov_numvfs") or 0) + 1)
-            else:
-                found.append(
-                    finding(
-                        host,
-                        "device_missing",
-                        f"[pci] device_spec names {address}, which the host does not have",
-                        "check the card (lspci, dmesg), or correct the address in device_spec",
-                    )
+    for spec in deployed.device_specs(compute)[0]:  # the specs nova-compute reads (refused ones are reported)
+        address = spec.get("address")
+        if not isinstance(address, str) or not is_address(address):
+            continue
+        address = normalize_address(address)
+        if address in by_address:
+            continue
+        pfs = [
+            d
+            for d in devices
+            if d["address"].rsplit(":", 1)[0] == address.rsplit(":", 1)[0]
+            and (d.get("sriov_totalvfs") or 0) > (d.get("sriov_numvfs") or 0)
+        ]
+        if pfs:
+            pf = normalize_address(pfs[0]["address"])
+            expected.setdefault(pf, pfs[0].get("sriov_totalvfs") or 0)
+            expected[pf] = max(expected[pf], (pfs[0].get("sriov_numvfs") or 0) + 1)
+        else:
+            found.append(
+                finding(
+                    host,
+                    "device_missing",
+                    f"[pci] device_spec names {address}, which the host does not have",
+                    "check the card (lspci, dmesg), or correct the address in device_spec",
                 )
+            )
     for address, wanted in sorted(expected.items()):
         device = by_address.get(address)
         have = (device or {}).get("sriov_numvfs") or 0

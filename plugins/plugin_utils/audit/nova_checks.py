@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed
+from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, device_ids
 from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import nova_resource_class, nova_traits
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
@@ -16,17 +16,23 @@ PLACEMENT_SERVICES = ("api", "scheduler", "conductor", "super-conductor")
 NOVA_CONFIG = "run playbooks/nova_config.yml (kolla-ansible reconfigure -t nova for the kolla layout)"
 
 
-def _aliases(config: dict) -> tuple[dict[str, list[dict]], list[str]]:
-    """``{name: [alias objects]}`` and the values Nova cannot read."""
+def _aliases(config: dict) -> tuple[dict[str, list[dict]], list[tuple[str, str]]]:
+    """``{name: [alias objects]}`` (IDs in lower case, as Nova compares them) and ``(value, reason)`` of
+    the values Nova refuses."""
     found: dict[str, list[dict]] = {}
     bad = []
     for value in deployed.values(config, "pci", "alias"):
         objects = deployed.json_objects(value)
         if objects is None:
-            bad.append(value)
+            bad.append((value, "is not a JSON object or a list of objects"))
             continue
         for alias in objects:
-            found.setdefault(str(alias.get("name")), []).append(alias)
+            try:
+                ids = {key: device_ids.alias_id(alias, key) for key in ("vendor_id", "product_id")}
+            except device_ids.DeviceIdError as exc:
+                bad.append((value, str(exc)))
+                continue
+            found.setdefault(str(alias.get("name")), []).append({**alias, **{k: v for k, v in ids.items() if v}})
     return found, bad
 
 
@@ -59,15 +65,27 @@ def check_services(cloud) -> list[dict]:
                     )
                 )
             aliases, bad = _aliases(config)
-            for value in bad:
+            for value, reason in bad:
                 found.append(
                     finding(
                         host,
                         "nova_config_unreadable",
-                        f"{where}: [pci] alias {value[:200]!r} is not JSON; Nova refuses to start with it",
-                        f"write each alias as one JSON object, then {NOVA_CONFIG}",
+                        f"{where}: [pci] alias {json.dumps(value)}: {reason}; Nova refuses to start with it",
+                        f"write each alias as one JSON object with 4-hex-digit IDs, then {NOVA_CONFIG}",
                     )
                 )
+            if service == "compute":
+                for value, reason in deployed.device_specs(config)[1]:
+                    found.append(
+                        finding(
+                            host,
+                            "nova_config_unreadable",
+                            f"{where}: [pci] device_spec {json.dumps(value)}: {reason}; nova-compute refuses to "
+                            "start with it, and no device of the host is offered",
+                            f"write each device_spec as a JSON object whose vendor_id and product_id are PCI IDs "
+                            f'(e.g. "10de"), then {NOVA_CONFIG}',
+                        )
+                    )
             for name, entries in sorted(aliases.items()):
                 shape = _shape(entries)
                 if len(shape[0]) > 1 or len(shape[1]) > 1:

@@ -27,6 +27,11 @@ def view(*texts: str) -> dict:
          "[mdev_x]\ndevice_addresses = 0000:84:00.4,0000:84:00.5\nmdev_class = VGPU\n"),
         ("[pci]\nreport_in_placement = true\n",
          '[pci]\nreport_in_placement = true\ndevice_spec = {"vendor_id": "ffff", "product_id": "ffff"}\n'),
+        # IDs as Nova reads them, and the file as oslo.config reads it
+        (f"[PCI]\ndevice_spec: {SPEC.replace('10de', '0x10DE').replace('1eb8', ' 1eb8 ')}\n",
+         f"[pci]\ndevice_spec = {SPEC}\n"),
+        ('[pci]\nalias = {"name": "t4", "vendor_id": "10DE", "product_id": "1EB8"}\n',
+         '[pci]\nalias = {"name": "t4",\n  "vendor_id": "10de", "product_id": "1eb8"}\n'),
     ],
 )  # fmt: skip
 def test_the_same_config_in_other_words_reads_the_same(operator, rendered):
@@ -43,6 +48,10 @@ def test_the_same_config_in_other_words_reads_the_same(operator, rendered):
         ("[mdev_x]\nmax_instances = 1\n", "[mdev_x]\nmax_instances = true\n"),
         ('[pci]\nalias = {"name": "a"}\nalias = {"name": "b"}\n',
          '[pci]\nalias = {"name": "b"}\nalias = {"name": "a"}\n'),
+        # Nova refuses an alias ID written as a number: not the same as the plain ID
+        ('[pci]\nalias = {"name": "t4", "vendor_id": "0x10de", "product_id": "1eb8"}\n',
+         '[pci]\nalias = {"name": "t4", "vendor_id": "10de", "product_id": "1eb8"}\n'),
+        (f"[ pci ]\ndevice_spec = {SPEC}\n", f"[pci]\ndevice_spec = {SPEC}\n"),
     ],
 )  # fmt: skip
 def test_a_difference_nova_reads_is_a_difference(operator, rendered):
