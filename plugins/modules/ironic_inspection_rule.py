@@ -15,7 +15,7 @@ description:
   - A changed rule is updated in place (JSON patch); a change of O(sensitive) deletes and creates it.
   - With O(prefix) instead of O(name) (and O(state=absent)), it deletes every rule this module made under a name
     that starts with O(prefix), except those O(keep) names, so that a set of rules owned by one prefix loses the
-    rules no longer declared. Ironic keeps no rule name: a rule counts as made under a name when its description
+    rules no longer declared. Ironic keeps no rule name, so a rule counts as made under a name when its description
     holds that name as a word (the default description is the name) and its uuid is the one derived from it.
     Rules made by hand, or with O(uuid), are never deleted this way.
   - The P(accel.openstack.baremetal#role) role builds these rules from the device policy's C(mode=baremetal)
