@@ -158,6 +158,7 @@ kept:
 
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.client import IronicClient
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection_rules import (
+    RuleError,
     converge_rule,
     declared_rule,
     prune_rules,
@@ -180,7 +181,6 @@ class IronicInspectionRuleModule(OpenStackModule):
         "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
     }
     module_kwargs = {
-        "required_if": [("state", "present", ["name", "actions"])],
         "required_one_of": [("name", "prefix")],
         "mutually_exclusive": [("name", "prefix"), ("uuid", "prefix")],
         "required_by": {"keep": "prefix"},
@@ -189,10 +189,20 @@ class IronicInspectionRuleModule(OpenStackModule):
     def run(self) -> dict:
         p = self.params
         if p["prefix"] is not None:
+            if p["state"] != "absent":
+                raise RuleError(
+                    f"prefix {p['prefix']} deletes the rules made under it that keep does not name; give state: "
+                    "absent (to create or update a rule, give its name instead of prefix)"
+                )
             client = IronicClient(self.connection.baremetal)
             result = prune_rules(client, p["prefix"], p["keep"] or [], self.check_mode)
             result["api_calls"] = dict(client.calls)
             return result
+        if p["state"] == "present" and p["actions"] is None:
+            raise RuleError(
+                f"inspection rule {p['name']}: state is present but actions is missing; give at least one action, "
+                "e.g. {op: add-trait, args: {name: CUSTOM_X}}, or state: absent"
+            )
         rule = declared_rule(
             p["name"],
             p["conditions"],

@@ -243,6 +243,14 @@ def test_module_updates_in_place_reports_a_diff_and_deletes(ironic):
         refused = run_module("ironic_inspection_rule", bad)
         assert refused["failed"] and "set-trait" in refused["msg"] and "0 to 9999" in refused["msg"]
         assert _rules(ironic)[uuid]["priority"] == 20
+        # Deleting by prefix needs state absent; a rule to create needs actions; neither changes anything.
+        by_prefix = run_module("ironic_inspection_rule", {"cloud": ironic.cloud, "prefix": "accel-test-"})
+        assert by_prefix["failed"] and "give state: absent" in by_prefix["msg"]
+        no_actions = run_module("ironic_inspection_rule", {"cloud": ironic.cloud, "name": "accel-test-module"})
+        assert no_actions["failed"] and "actions is missing" in no_actions["msg"]
+        short = run_module("ironic_inspection_rule", {"cloud": ironic.cloud, "prefix": "acc", "state": "absent"})
+        assert short["failed"] and "prefix 'acc' must be 4 to 200" in short["msg"]
+        assert uuid in _rules(ironic)
     finally:
         gone = run_module(
             "ironic_inspection_rule", {"cloud": ironic.cloud, "name": "accel-test-module", "state": "absent"}

@@ -400,7 +400,8 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
 
 def _parse_baremetal(index: int, label: str, raw: dict, errors: list[str]) -> PolicyEntry | None:
     """An Ironic node class: nodes whose inspected inventory holds ``count`` GPUs ``vendor_id:product_id``
-    (and, with ``interconnect: nvswitch``, NVIDIA NVSwitch bridges) get ``resource_class`` and the traits."""
+    (and, with ``interconnect: nvswitch``, NVIDIA NVSwitch bridges) get ``resource_class`` and the traits;
+    a node of that class that no longer matches gets ``fallback_resource_class`` (none when not given)."""
     before = len(errors)
     for key in sorted(set(raw) - set(BAREMETAL_KEYS)):
         errors.append(
