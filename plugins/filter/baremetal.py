@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection_rules import MAX_PRIORITY
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.node_classes import (
     DEFAULT_PRIORITY,
+    MAX_BASE_PRIORITY,
     baremetal_rules,
     baremetal_summary,
 )
@@ -18,8 +18,11 @@ def baremetal_inspection_rules(policy, priority=DEFAULT_PRIORITY):
     """``accel_device_policy | accel.openstack.baremetal_inspection_rules``: ironic_inspection_rule options."""
     policy = list(check("baremetal_inspection_rules", "_input", policy, "list"))
     priority = check("baremetal_inspection_rules", "priority", priority, "integer", minimum=0)
-    if priority > MAX_PRIORITY:
-        raise ArgumentTypeError(f"baremetal_inspection_rules: priority is {priority}; give 0 to {MAX_PRIORITY}")
+    if priority > MAX_BASE_PRIORITY:
+        raise ArgumentTypeError(
+            f"baremetal_inspection_rules: priority is {priority}; give 0 to {MAX_BASE_PRIORITY} "
+            "(the reset rules run at priority + 1)"
+        )
     return baremetal_rules(policy, priority)
 
 

@@ -20,6 +20,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs impor
 )
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgClient, CyborgError
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.client import IronicClient, IronicError
+from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection_rules import declared_rule, prune_rules
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 from tests.support.ansible_runner import run_module
 
@@ -34,6 +35,8 @@ ENTRY = {"name": "hgx", "vendor_id": "10de", "product_id": "2330", "mode": "bare
         ("resource_class", "{node.driver_info[ipmi_password]}"),
         ("resource_class", "x" * 81),
         ("resource_class", "a\nb"),
+        ("fallback_resource_class", "{node.driver_info[ipmi_password]}"),
+        ("fallback_resource_class", ["GPU_DEGRADED"]),
         ("model", "H100{inventory}"),
         ("model", "(.*)"),
         ("vendor_id", "10de')|(.*"),
@@ -54,7 +57,8 @@ def test_policy_values_never_reach_ironic_as_templates_or_patterns(key, value):
     [
         (baremetal.baremetal_inspection_rules, ("policy",), "_input is a string"),
         (baremetal.baremetal_inspection_rules, ([ENTRY], "high"), "priority is a string"),
-        (baremetal.baremetal_inspection_rules, ([ENTRY], 10000), "give 0 to 9999"),
+        (baremetal.baremetal_inspection_rules, ([ENTRY], 10000), "give 0 to 9998"),
+        (baremetal.baremetal_inspection_rules, ([ENTRY], 9999), "priority is 9999; give 0 to 9998"),
         (baremetal.baremetal_inspection_rules, ([ENTRY], -1), "priority is -1"),
         (baremetal.baremetal_node_classes, ({"hgx": ENTRY},), "_input is a mapping"),
         (baremetal.baremetal_node_classes, ([dict(ENTRY, count=0)],), "count 0"),
@@ -80,6 +84,18 @@ class Answer:
         return json.loads(self.content)
 
 
+class Pages:
+    """An Ironic that answers every listing with ``body`` and says another page follows (it never ends)."""
+
+    def __init__(self, body: dict):
+        import json
+
+        self.answer = Answer(200, json.dumps(dict(body, next="http://ironic/v1/inspection_rules?marker=x")).encode())
+
+    def get(self, *_args, **_kwargs):
+        return self.answer
+
+
 class Service:
     """An API that answers with a fixed (hostile) body: what the client makes of the answer is the subject."""
 
@@ -102,6 +118,25 @@ def test_ironic_answers_of_the_wrong_shape_are_errors_not_tracebacks(body):
         assert "inspection_rules" in str(exc)
     else:
         assert rules == []
+
+
+def test_a_listing_that_claims_rules_deletes_only_rules_whose_uuid_is_their_name():
+    made = declared_rule("accel-baremetal-hgx", [], [{"op": "add-trait", "args": {"name": "CUSTOM_X"}}])
+    listing = [
+        made,
+        # descriptions that name a collection rule, on rules whose uuid is not derived from that name
+        {"uuid": "3f8e1b1c-0000-4000-8000-000000000000", "description": "accel-baremetal-hgx: by hand"},
+        {"uuid": made["uuid"].upper(), "description": made["description"]},
+        {"uuid": made["uuid"], "description": {"text": "accel-baremetal-hgx"}},
+        {"uuid": ["x"], "description": "accel-baremetal-hgx"},
+        "accel-baremetal-hgx",
+    ]
+    client = IronicClient(Pages({"inspection_rules": listing}))
+    result = prune_rules(client, "accel-baremetal-", [], check_mode=True)
+    assert result["removed"] == [{"name": "accel-baremetal-hgx", "uuid": made["uuid"]}] and result["kept"] == []
+    # A listing that says another page follows and sends the same page again is an error, not a loop.
+    with pytest.raises(IronicError, match="same page again"):
+        prune_rules(IronicClient(Pages({"inspection_rules": [made]})), "accel-baremetal-", [], check_mode=True)
 
 
 @pytest.mark.parametrize("body", [b"<html>", b'{"arqs": {"a": 1}}', b'{"arqs": null}', b"[1]"])

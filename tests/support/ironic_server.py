@@ -135,6 +135,7 @@ class IronicServer(ServiceProcess):
         self.port = free_port()
         self.config = os.path.join(self.workdir, "ironic.conf")
         self._nodes = 0
+        self._macs: dict[str, str] = {}
 
     @property
     def url(self) -> str:
@@ -185,15 +186,25 @@ class IronicServer(ServiceProcess):
         """Enroll ``node`` (fake hardware), run inspection with the agent interface and post ``data`` as the
         agent would (its interface MAC made unique per node: Ironic looks nodes up by MAC too); return the
         node afterwards."""
-        data = json.loads(json.dumps(data))
         self._nodes += 1
-        data["inventory"]["interfaces"][0]["mac_address"] = (
-            f"52:54:00:00:{self._nodes // 256:02x}:{self._nodes % 256:02x}"
-        )
         status, body = self.request("POST", "/v1/nodes", {"name": node, "driver": "fake-hardware"})
         assert status == 201, body
+        self._macs[node] = f"52:54:00:00:{self._nodes // 256:02x}:{self._nodes % 256:02x}"
         self.request("PUT", f"/v1/nodes/{node}/states/provision", {"target": "manage"})
         self.wait_state(node, ("manageable",))
+        return self.reinspect(node, data)
+
+    def reinspect(self, node: str, data: dict, maintenance: str | None = None) -> dict:
+        """Inspect the ``manageable`` node ``node`` again, the agent now sending ``data`` (with the node's own
+        MAC); with ``maintenance`` (a reason), the node is put in maintenance first, as an operator does
+        with a node whose hardware is being repaired. Return the node afterwards."""
+        data = json.loads(json.dumps(data))
+        data["inventory"]["interfaces"][0]["mac_address"] = self._macs[node]
+        if maintenance is not None:
+            status, answer = self.request("PUT", f"/v1/nodes/{node}/maintenance", {"reason": maintenance})
+            assert status == 202, answer
+        status, body = self.request("GET", f"/v1/nodes/{node}")
+        assert status == 200, body
         self.request("PUT", f"/v1/nodes/{node}/states/provision", {"target": "inspect"})
         self.wait_state(node, ("inspect wait",), settled=False)
         status, answer = self.request("POST", f"/v1/continue_inspection?node_uuid={body['uuid']}", data)

@@ -9,6 +9,7 @@ Ironic answers into a value or an :class:`IronicError` whose message says what t
 from __future__ import annotations
 
 import collections
+import re
 from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -17,6 +18,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 MICROVERSION = "1.96"
 # A fleet has a handful of rules; a listing longer than this is not something to compare against.
 MAX_RULES = 10000
+PAGE = 1000
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 
 
 class IronicError(AccelError):
@@ -64,11 +67,24 @@ class IronicClient:
         raise IronicError(f"Ironic answered {resp.status_code} to {method} {path}: {text}{hint}")
 
     def list_rules(self) -> list[dict]:
-        _status, body = self.request("GET", "/inspection_rules?detail=true")
-        rules = (body or {}).get("inspection_rules")
-        if not isinstance(rules, list) or len(rules) > MAX_RULES:
-            raise IronicError("Ironic's answer to GET /inspection_rules holds no usable inspection_rules list")
-        return [r for r in rules if isinstance(r, dict)]
+        """Every rule, page by page (Ironic says ``next`` while more follow)."""
+        out: list[dict] = []
+        marker = ""
+        while True:
+            _status, body = self.request("GET", f"/inspection_rules?detail=true&limit={PAGE}{marker}")
+            rules = body.get("inspection_rules") if isinstance(body, dict) else None
+            if not isinstance(rules, list) or len(out) + len(rules) > MAX_RULES:
+                raise IronicError(
+                    "Ironic's answer to GET /inspection_rules holds no usable inspection_rules list "
+                    f"(a list of at most {MAX_RULES} rules in all)"
+                )
+            out += [r for r in rules if isinstance(r, dict)]
+            last = out[-1].get("uuid") if out else None
+            if not body.get("next") or not rules or not isinstance(last, str) or not UUID.match(last):
+                return out
+            if marker == f"&marker={last}":
+                raise IronicError(f"Ironic answered GET /inspection_rules after rule {last} with the same page again")
+            marker = f"&marker={last}"
 
     def get_rule(self, uuid: str) -> dict | None:
         status, body = self.request("GET", f"/inspection_rules/{uuid}", ok=(200, 404))

@@ -6,6 +6,10 @@ A rule is identified by ``uuid``; without one, the uuid is derived from the rule
 (:func:`rule_uuid`), so the same declaration finds its own rule on every run. The comparison of the
 declared rule with Ironic's produces ``changed``, the ``diff`` and the calls, which cannot disagree.
 Ironic keeps conditions and actions as given, so they are compared as given.
+
+Ironic keeps no rule name. A set of rules declared under one name prefix is owned as a whole:
+:func:`prune_rules` deletes the rules of that prefix that are no longer declared, each recognised by the
+name its description carries and its uuid derived from that name (:func:`owned_name`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ PHASES = ("main",)
 MAX_PRIORITY = 9999
 MAX_ITEMS = 100
 MAX_RULE_BYTES = 65536
+MAX_DESCRIPTION = 255
+# A prefix shorter than this would own rules by accident.
+MIN_PREFIX = 4
 COMPARED = ("description", "priority", "phase", "sensitive", "conditions", "actions")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}\Z")
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
@@ -100,8 +107,8 @@ def declared_rule(
         errors.append(f"priority {priority!r} must be a whole number from 0 to {MAX_PRIORITY} (Ironic's range)")
     if phase not in PHASES:
         errors.append(f"phase {phase!r} must be one of {', '.join(PHASES)}")
-    if description is not None and (not isinstance(description, str) or len(description) > 255):
-        errors.append("description must be a string of at most 255 characters")
+    if description is not None and (not isinstance(description, str) or len(description) > MAX_DESCRIPTION):
+        errors.append(f"description must be a string of at most {MAX_DESCRIPTION} characters")
     if not isinstance(sensitive, bool):
         errors.append(f"sensitive {sensitive!r} must be true or false")
     rule = {
@@ -162,4 +169,57 @@ def converge_rule(client: IronicClient, rule: dict, state: str, check_mode: bool
         "actions": actions,
         "rule": after or None,
         "diff": {"before": before, "after": after},
+    }
+
+
+def owned_name(rule: dict, prefix: str) -> str | None:
+    """The name under ``prefix`` that ``rule`` was declared with, or None when it is not such a rule.
+
+    Ironic keeps no rule name, so the name is read back from the description and proven by the uuid:
+    a word of the description (a trailing ``:`` dropped), or ``prefix`` followed by that word, is the
+    rule's name when it starts with ``prefix`` and derives the rule's uuid (:func:`rule_uuid`). A rule
+    made by hand, or with a given ``uuid``, is never taken for one.
+    """
+    uuid_text, description = rule.get("uuid"), rule.get("description")
+    if not isinstance(uuid_text, str) or not isinstance(description, str):
+        return None
+    for word in description[:MAX_DESCRIPTION].split():
+        word = word.rstrip(":")
+        for name in (word, prefix + word):
+            if name.startswith(prefix) and NAME.match(name) and rule_uuid(name) == uuid_text:
+                return name
+    return None
+
+
+def prune_rules(client: IronicClient, prefix: str, keep: list[str], check_mode: bool) -> dict:
+    """Delete every rule declared under a name starting with ``prefix`` that ``keep`` does not name."""
+    problems = []
+    if not isinstance(prefix, str) or not NAME.match(prefix) or len(prefix) < MIN_PREFIX:
+        problems.append(
+            f"prefix {prefix!r} must be {MIN_PREFIX} to 200 letters, digits, '_', '.', ':' or '-', "
+            "e.g. 'accel-baremetal-'"
+        )
+    bad = [name for name in keep if not isinstance(name, str) or not NAME.match(name)]
+    if bad:
+        problems.append(f"keep holds {len(bad)} value(s) that are not rule names, the first {bad[0]!r}")
+    if problems:
+        raise RuleError("inspection rules: " + "; ".join(problems), errors=problems)
+    owned = {}
+    for rule in client.list_rules():
+        name = owned_name(rule, prefix)
+        if name is not None:
+            owned[name] = rule
+    removed = sorted(name for name in owned if name not in set(keep))
+    if not check_mode:
+        for name in removed:
+            client.delete_rule(owned[name]["uuid"])
+    return {
+        "changed": bool(removed),
+        "actions": ["delete"] * len(removed),
+        "removed": [{"name": name, "uuid": owned[name]["uuid"]} for name in removed],
+        "kept": sorted(name for name in owned if name not in removed),
+        "diff": {
+            "before": {name: _compared(owned[name]) for name in sorted(owned)},
+            "after": {name: _compared(owned[name]) for name in sorted(owned) if name not in removed},
+        },
     }

@@ -79,9 +79,10 @@ BAREMETAL_KEYS = (
     "model",
     "interconnect",
     "resource_class",
+    "fallback_resource_class",
     "traits",
 )
-BAREMETAL_ONLY = ("count", "model", "interconnect")
+BAREMETAL_ONLY = ("count", "model", "interconnect", "fallback_resource_class")
 INTERCONNECTS = ("pcie", "nvlink", "nvswitch")
 MAX_GPUS_PER_NODE = 64
 # Ironic's node resource_class: at most 80 characters; Nova turns it into CUSTOM_<UPPER, _ for the rest>.
@@ -134,6 +135,8 @@ class PolicyEntry:
     count: int | None = None
     model: str | None = None
     interconnect: str | None = None
+    # The class a node of resource_class gets when a re-inspection no longer matches (None: no class).
+    fallback_resource_class: str | None = None
     raw: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -397,7 +400,8 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
 
 def _parse_baremetal(index: int, label: str, raw: dict, errors: list[str]) -> PolicyEntry | None:
     """An Ironic node class: nodes whose inspected inventory holds ``count`` GPUs ``vendor_id:product_id``
-    (and, with ``interconnect: nvswitch``, NVIDIA NVSwitch bridges) get ``resource_class`` and the traits."""
+    (and, with ``interconnect: nvswitch``, NVIDIA NVSwitch bridges) get ``resource_class`` and the traits;
+    a node of that class that no longer matches gets ``fallback_resource_class`` (none when not given)."""
     before = len(errors)
     for key in sorted(set(raw) - set(BAREMETAL_KEYS)):
         errors.append(
@@ -415,18 +419,15 @@ def _parse_baremetal(index: int, label: str, raw: dict, errors: list[str]) -> Po
             f"{label}: count {count!r} must be the number of these GPUs in one node, 1 to {MAX_GPUS_PER_NODE}"
         )
     resource_class = raw.get("resource_class")
-    if not isinstance(resource_class, str) or not IRONIC_RESOURCE_CLASS.match(resource_class):
-        errors.append(
-            f"{label}: resource_class {resource_class!r} must be the Ironic node's resource class: up to 80 "
-            "letters, digits, '_', '.' or '-', e.g. 'GPU_H100X8' (flavors then ask resources:CUSTOM_GPU_H100X8=1)"
-        )
-    elif re.match(r"(?i)custom[^0-9a-z]", resource_class):
-        suggestion = normalize(resource_class)[len("CUSTOM_") :]
-        errors.append(
-            f"{label}: resource_class {resource_class!r} starts with CUSTOM_; an Ironic node's class is written "
-            f"without it (Nova adds CUSTOM_ and would report {normalize(resource_class, keep_custom_word=True)}): "
-            f"write {suggestion!r}"
-        )
+    _ironic_class(label, "resource_class", resource_class, "GPU_H100X8", errors)
+    fallback = raw.get("fallback_resource_class")
+    if fallback is not None:
+        _ironic_class(label, "fallback_resource_class", fallback, "GPU_DEGRADED", errors)
+        if fallback == resource_class:
+            errors.append(
+                f"{label}: fallback_resource_class is the entry's own resource_class {resource_class!r}; give the "
+                "class a node gets when it no longer matches (e.g. 'GPU_DEGRADED'), or leave it out for none"
+            )
     model = raw.get("model", name)
     if not isinstance(model, str) or not MODEL_NAME.match(model):
         errors.append(
@@ -463,8 +464,25 @@ def _parse_baremetal(index: int, label: str, raw: dict, errors: list[str]) -> Po
         count=count,
         model=model,
         interconnect=interconnect,
+        fallback_resource_class=fallback,
         raw=dict(raw),
     )
+
+
+def _ironic_class(label: str, key: str, value: object, example: str, errors: list[str]) -> None:
+    """An Ironic node resource class, written without CUSTOM_ (Nova adds it)."""
+    if not isinstance(value, str) or not IRONIC_RESOURCE_CLASS.match(value):
+        errors.append(
+            f"{label}: {key} {value!r} must be an Ironic node's resource class: up to 80 letters, digits, "
+            f"'_', '.' or '-', e.g. '{example}' (flavors then ask resources:CUSTOM_{example}=1)"
+        )
+    elif re.match(r"(?i)custom[^0-9a-z]", value):
+        suggestion = normalize(value)[len("CUSTOM_") :]
+        errors.append(
+            f"{label}: {key} {value!r} starts with CUSTOM_; an Ironic node's class is written "
+            f"without it (Nova adds CUSTOM_ and would report {normalize(value, keep_custom_word=True)}): "
+            f"write {suggestion!r}"
+        )
 
 
 def _parse_nova_tags(label: str, raw: dict, mode: object, errors: list[str]) -> dict:
@@ -601,7 +619,25 @@ def _baremetal_cross_checks(entries: list[PolicyEntry], errors: list[str]) -> No
     """Node classes must not overlap: one name each, and one entry per model, count and interconnect."""
     names: dict[str, PolicyEntry] = {}
     shapes: dict[tuple, PolicyEntry] = {}
+    classes = {entry.resource_class: entry for entry in reversed(entries)}
+    fallbacks: dict[str | None, PolicyEntry] = {}
     for entry in entries:
+        # A fallback that is an entry's class would offer a node that no longer matches to that entry's flavors.
+        owner = classes.get(entry.fallback_resource_class)
+        if owner is not None:
+            errors.append(
+                f"{entry.label}: fallback_resource_class {entry.fallback_resource_class!r} is the resource_class of "
+                f"baremetal entry {owner.index}; a node that no longer matches would be offered to that entry's "
+                "flavors: give a class no entry uses (e.g. 'GPU_DEGRADED'), or leave it out for none"
+            )
+        same = fallbacks.setdefault(entry.resource_class, entry)
+        if same.fallback_resource_class != entry.fallback_resource_class:
+            here, there = entry.fallback_resource_class or "no class", same.fallback_resource_class or "no class"
+            errors.append(
+                f"{entry.label}: resource_class {entry.resource_class!r} falls back to {here} here but to {there} "
+                f"in baremetal entry {same.index}; entries of one class must fall back alike: give both the same "
+                "fallback_resource_class"
+            )
         first = names.setdefault(entry.name, entry)
         if first is not entry:
             errors.append(f"{entry.label}: name is already used by baremetal entry {first.index}; rename one")
