@@ -45,6 +45,9 @@ def test_the_prepare_stage_sets_the_kernel_arguments_and_lists_the_host_as_waiti
     assert "intel_iommu=on iommu=pt" in drop_in.read_text()
     (listed,) = task_results(site["ran"], "List the hosts that still need a reboot").values()
     assert "need a reboot to use passthrough: legacy-01" in listed["msg"]
+    # The commands still to run, per host, as a person reads them (never a Python dict).
+    commands = listed["msg"].split("commands still to run on the host first: ", 1)[1]
+    assert commands.startswith("legacy-01: ") and "{" not in commands and "[" not in commands, commands
 
 
 def test_the_nova_config_stage_leaves_the_t4_out_and_says_why(site):

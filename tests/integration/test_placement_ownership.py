@@ -199,6 +199,12 @@ def test_a_host_nova_has_not_reported_fails_the_stage_and_nova_then_creates_its_
     assert failing["rc"] != 0
     (waited,) = task_results(failing, "Wait for the providers nova-compute reports").values()
     assert waited["attempts"] == 3 and not waited.get("failed")
+    # What is awaited and for how long at most, before the wait; how long it took, after it.
+    (before,) = task_results(failing, "Say what is awaited and for how long at most").values()
+    assert before["msg"].startswith("Waiting for nova-compute to report ")
+    assert "every 1 s, for at most 2 s" in before["msg"]
+    (after,) = task_results(failing, "Say how long the wait took").values()
+    assert after["msg"] == "Placement was read 3 time(s) over about 2 s."
     (failed,) = task_results(failing, "Fail when predicted providers are missing").values()
     assert failed["failed"] and "gpu-02_0000:" in failed["msg"] and "accel_placement_fail_on_missing" in failed["msg"]
     assert not any(name.startswith("gpu-02") for name in snapshot(placement))
