@@ -133,7 +133,12 @@ integration: venv placement-venv nova-venv kolla-venv ironic-venv cyborg-venv co
 molecule: venv collection
 	tests/run_molecule.sh
 
-test: lint docs-lint sanity sanity-newest unit unit-newest hostile integration molecule
+# Both cores all the way: the single-process checks run in pairs (ruff and ansible-lint beside the docs
+# linters, sanity on both ansible-cores side by side); the test suites spread over both cores themselves.
+test: venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection browser
+	$(MAKE) -j2 --output-sync=target lint docs-lint
+	$(MAKE) -j2 --output-sync=target sanity sanity-newest
+	$(MAKE) unit unit-newest hostile integration molecule
 
 build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build
