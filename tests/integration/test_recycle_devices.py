@@ -14,8 +14,8 @@ import sys
 import pytest
 import yaml
 
-from tests.support import nova_compute_update
 from tests.support.ansible_runner import run_playbook, task_results, total_changed
+from tests.support.nova_compute import compute_case, update
 
 pytestmark = pytest.mark.placement
 
@@ -35,15 +35,11 @@ def _gpu(address: str) -> dict:
 
 def nova_compute(placement, *allocated_rounds: dict) -> list[dict]:
     """One nova-compute start; one periodic update per map of {address: instance holding it}."""
-    case = {
-        "placement": placement.url,
-        "hostname": HOST,
-        "compute_uuid": COMPUTE_UUID,
-        "compute": COMPUTE,
-        "devices": [_gpu(GOOD), _gpu(BAD)],
-        "allocated_rounds": list(allocated_rounds),
-    }
-    return nova_compute_update.ask([case])[0]["rounds"]
+    devices = [_gpu(GOOD), _gpu(BAD)]
+    case = compute_case(
+        HOST, None, [COMPUTE], node_uuid=COMPUTE_UUID, devices=devices, allocated_rounds=list(allocated_rounds)
+    )
+    return update(placement.url, [case])[0]["rounds"]
 
 
 def reserved(placement) -> dict:

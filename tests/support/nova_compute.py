@@ -40,12 +40,15 @@ host listed twice is updated twice). A case::
                                            # [devices] enabled_mdev_types ... (e.g. the rendered
                                            # nova-compute fragment)
      "provider_config": "<provider.yaml text>",  # optional, Nova's [compute] provider_config_location
-     "devices": [<accel_pci_devices facts>]}      # optional: the host's PCI devices
+     "devices": [<accel_pci_devices facts>],      # optional: the host's PCI devices
+     "rounds": 2, "allocated": {address: instance uuid}}  # optional: periodic updates after the start,
+                                           # each with those devices held ("allocated_rounds": one map per
+                                           # update, to let instances come and go between them)
 
-Each result is ``{"hostname", "ok": true, "providers": [...]}`` with the tree Nova holds after the
-update (``name``, ``uuid``, ``parent_name``, ``inventories``, ``traits``, ``aggregates``, roots
-first), or ``{"hostname", "ok": false, "error": "<Type>: <message>"}`` when Nova raised (for example
-``ResourceProviderCreationFailed`` after Placement's 409 on a duplicate name).
+Each result is ``{"hostname", "ok": true, "rounds": [{"ok": true}, ...], "providers": [...]}`` with the
+tree Nova holds after the last update (``name``, ``uuid``, ``parent_name``, ``inventories``, ``traits``,
+``aggregates``, roots first), or ``{"hostname", "ok": false, "error": "<Type>: <message>"}`` when Nova raised
+(for example ``ResourceProviderCreationFailed`` after Placement's 409 on a duplicate name).
 
 ``compute_case(hostname, facts, ...)`` builds a case from a host's discovery facts.
 """
@@ -209,8 +212,31 @@ def _update_one(conf, case: dict) -> dict:
             numa_topology=None,
         )
         tracker.pci_tracker = _pci_tracker(context, node, case.get("devices") or [])
-        tracker._update_to_placement(context, node, startup=True)
-        return {"hostname": hostname, "ok": True, "providers": _tree(tracker.provider_tree, hostname)}
+        rounds = []
+        for index, allocated in enumerate(_rounds(case)):
+            for device in tracker.pci_tracker.pci_devs:  # the tracker's view: which instance holds each device
+                device.instance_uuid = allocated.get(device.address)
+                device.status = "allocated" if device.instance_uuid else "available"
+            try:
+                tracker._update_to_placement(context, node, startup=index == 0)
+                rounds.append({"ok": True})
+            except Exception as exc:  # what nova-compute would log: that is the answer
+                rounds.append({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+        failed = [r for r in rounds if not r["ok"]]
+        result = {"hostname": hostname, "ok": not failed, "rounds": rounds}
+        if failed:
+            result["error"] = failed[0]["error"]
+        if tracker.provider_tree is not None:
+            result["providers"] = _tree(tracker.provider_tree, hostname)
+        return result
+
+
+def _rounds(case: dict) -> list[dict]:
+    """Per periodic update, the devices instances hold ({address: instance uuid}): ``allocated_rounds``, else
+    ``allocated`` for each of ``rounds`` updates (one by default)."""
+    if case.get("allocated_rounds") is not None:
+        return list(case["allocated_rounds"])
+    return [case.get("allocated") or {}] * int(case.get("rounds", 1))
 
 
 def run(cases: list[dict]) -> list[dict]:
