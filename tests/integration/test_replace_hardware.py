@@ -41,7 +41,8 @@ def a16_profile(gone: str | None = None) -> dict:
     for device in profile["devices"]:
         if device["address"] in A16_GPUS:
             device.update(serial=A16_SERIAL, gpu_uuid=A16_GPUS[device["address"]])
-    profile["devices"] = [d for d in profile["devices"] if d["address"] != gone]
+    if gone:
+        profile["devices"] = [d for d in profile["devices"] if gone not in (d["address"], d.get("physfn"))]
     return profile
 
 
