@@ -207,6 +207,8 @@ def test_a_gpu_gone_from_an_a16_board_is_one_removal_and_a_limited_run_names_the
     ]
     (gone,) = [r["item"] for r in said["a16-01"]["results"] if r["item"]["address"] == GONE]
     assert gone["was"]["gpu_uuid"] == A16_GPUS[GONE] and gone["was"]["serial"] == A16_SERIAL
+    (line,) = [r["msg"] for r in said["a16-01"]["results"] if r["item"]["address"] == GONE]
+    assert line == f"removed {GONE}: 25b6/{A16_SERIAL}/{A16_GPUS[GONE]} -> -/-/-", line
     # the run read one host: the entries no device of that host matches say so, and none speaks of any host
     (nova_result,) = task_results(limited, NOVA_TASK).values()
     unmatched = [w for w in nova_result["policy_warnings"] if "matches no device" in w]
