@@ -59,7 +59,8 @@ RETURN = r"""
 changes:
   description: >-
     One dict per change, sorted by address, with C(change) (C(replaced), C(moved), C(added), C(removed)),
-    C(address), C(device) (now), C(was) (recorded) and, for C(moved), C(from_address).
+    C(address), C(device) (now), C(was) (recorded) and, for C(moved), C(from_address). C(device) and C(was) each
+    hold C(address), C(vendor_id), C(product_id), C(serial) and C(gpu_uuid) (null where unknown).
   returned: always
   type: list
   elements: dict
