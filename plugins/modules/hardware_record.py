@@ -8,9 +8,12 @@ short_description: Recognise replaced and moved GPUs by comparing a host's devic
 description:
   - Compares the devices M(accel.openstack.pci_facts) reports (O(devices)) with the record kept in the
     root at C(/var/lib/accel-openstack/devices.json) (address, vendor and product IDs, and the board serial
-    C(nvidia-smi -q -x) gives for NVIDIA GPUs) and reports RV(changes).
-  - A device is C(replaced) when its address holds another serial or another model, C(moved) when its serial
-    is now at another address, C(added) or C(removed) otherwise.
+    and GPU UUID C(nvidia-smi -q -x) gives for NVIDIA GPUs) and reports RV(changes).
+  - A GPU is known by its GPU UUID; where the record or the facts have none, by its board serial, but only
+    when that serial names one device in the record and one now (the four GPUs of an A16 board share one
+    serial and are told apart by their UUIDs).
+  - A device is C(replaced) when its address holds another GPU (another UUID or serial) or another model,
+    C(moved) when a recorded GPU is now at another address, C(added) or C(removed) otherwise.
   - With O(save=true) the record is rewritten to the devices given; run that only after the host's Nova
     config and Placement registration follow the new hardware, so a failed run reports the change again.
 version_added: 1.0.0
@@ -18,7 +21,10 @@ author:
   - accel.openstack contributors (@accel-openstack)
 options:
   devices:
-    description: The host's C(accel_pci_devices) fact.
+    description:
+      - The host's C(accel_pci_devices) fact; each device's C(address), C(vendor_id), C(product_id) and, when
+        known, C(serial) and C(gpu_uuid) (C(GPU-) and a UUID) are read. A value of another kind, an address
+        listed twice or a GPU UUID at two addresses fails the task and writes nothing.
     type: list
     elements: dict
     required: true
@@ -53,7 +59,8 @@ RETURN = r"""
 changes:
   description: >-
     One dict per change, sorted by address, with C(change) (C(replaced), C(moved), C(added), C(removed)),
-    C(address), C(device) (now), C(was) (recorded) and, for C(moved), C(from_address).
+    C(address), C(device) (now), C(was) (recorded) and, for C(moved), C(from_address). C(device) and C(was) each
+    hold C(address), C(vendor_id), C(product_id), C(serial) and C(gpu_uuid) (null where unknown).
   returned: always
   type: list
   elements: dict

@@ -58,6 +58,51 @@ def test_hostile_device_lists_are_refused_with_a_message(root, devices):
     assert not os.path.exists(os.path.join(root, hardware_record.RECORD.lstrip("/")))
 
 
+GPU_UUID = "GPU-5d1f7c2e-8a3b-4c6d-9e0f-1a2b3c4d5e6f"
+
+
+@pytest.mark.parametrize(
+    ("gpu_uuid", "shown"),
+    [
+        ("GPU-$(reboot)", '"GPU-$(reboot)"'),
+        ("GPU-" + "a" * 5000, "(a text of 5004 characters)"),
+        (GPU_UUID + "\n" + GPU_UUID, "(a text of 81 characters)"),
+        ({"uuid": GPU_UUID}, "(a dict, not a text)"),
+        (GPU_UUID[4:], f'"{GPU_UUID[4:]}"'),  # a UUID without nvidia-smi's GPU- prefix
+    ],
+)
+def test_a_gpu_uuid_that_is_no_gpu_uuid_is_refused_naming_the_device_and_the_value(root, gpu_uuid, shown):
+    devices = _devices(root)
+    devices[-1] = dict(devices[-1], gpu_uuid=gpu_uuid)
+    result = run_module("hardware_record", {"root": root, "devices": devices, "save": True})
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert (
+        f"devices[{len(devices) - 1}] ({devices[-1]['address']}): gpu_uuid {shown} is not a GPU UUID" in result["msg"]
+    )
+    assert len(result["msg"]) < 400, result["msg"]  # a long value is described, never repeated
+    assert not os.path.exists(os.path.join(root, hardware_record.RECORD.lstrip("/")))
+
+
+def test_one_gpu_uuid_at_two_addresses_is_refused_and_a_saved_record_is_kept(root):
+    devices = _devices(root)
+    saved = run_module("hardware_record", {"root": root, "devices": devices, "save": True})
+    assert saved["changed"], saved
+    record = os.path.join(root, hardware_record.RECORD.lstrip("/"))
+    with open(record) as handle:
+        text = handle.read()
+    gpus = [i for i, d in enumerate(devices) if d.get("gpu_uuid")]
+    assert len(gpus) >= 2
+    cloned = [dict(d) for d in devices]
+    cloned[gpus[1]]["gpu_uuid"] = cloned[gpus[0]]["gpu_uuid"]
+    result = run_module("hardware_record", {"root": root, "devices": cloned, "save": True})
+    assert result.get("failed"), result
+    pair = ", ".join(sorted([devices[gpus[0]]["address"], devices[gpus[1]]["address"]]))
+    assert f"gives the GPU UUID {devices[gpus[0]]['gpu_uuid']} to 2 addresses ({pair})" in result["msg"]
+    with open(record) as handle:
+        assert handle.read() == text  # bad input changes nothing
+
+
 @pytest.mark.parametrize(
     ("lgip", "lgipp"),
     [

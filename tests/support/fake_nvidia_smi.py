@@ -267,7 +267,7 @@ def render_xml(state: dict) -> str:
         entries.append(
             f'<gpu id="{bus_id}"><product_name>{escape(gpu["name"])}</product_name>'
             f"<serial>{escape(gpu.get('serial') or default_serial(gpu['address']))}</serial>"
-            f"<uuid>GPU-{uuid.uuid5(uuid.NAMESPACE_OID, gpu.get('serial') or gpu['address'])}</uuid>"
+            f"<uuid>{escape(gpu.get('uuid') or default_uuid(gpu))}</uuid>"
             f"<mig_mode><current_mig>{mig['current']}</current_mig><pending_mig>{mig['pending']}</pending_mig>"
             f"</mig_mode><mig_devices>{devices or 'None'}</mig_devices>"
             f"<pci><pci_bus>{gpu['address'][5:7].upper()}</pci_bus><pci_bus_id>{bus_id}</pci_bus_id></pci>"
@@ -278,6 +278,12 @@ def render_xml(state: dict) -> str:
         f"<driver_version>{state.get('driver_version', '550.127.05')}</driver_version>"
         f"<attached_gpus>{len(entries)}</attached_gpus>" + "".join(entries) + "</nvidia_smi_log>\n"
     )
+
+
+def default_uuid(gpu: dict) -> str:
+    """A GPU UUID for a GPU whose profile names none: stable per serial (or address, without one). GPUs that
+    share a board serial (an A16 board) need their own ``gpu_uuid`` in the profile to be told apart."""
+    return f"GPU-{uuid.uuid5(uuid.NAMESPACE_OID, gpu.get('serial') or gpu['address'])}"
 
 
 def default_serial(address: str) -> str:
@@ -364,6 +370,7 @@ def initial_state(gpus: list[dict], nvidia_drm_loaded: bool = False) -> dict:
                 "product_id": gpu["product_id"],
                 "name": gpu.get("smi_name", "NVIDIA GPU"),
                 **({"serial": str(gpu["serial"])} if gpu.get("serial") else {}),
+                **({"uuid": str(gpu["gpu_uuid"])} if gpu.get("gpu_uuid") else {}),
                 "mig": {"current": mode["current"], "pending": mode["pending"]},
                 "instances": [
                     {

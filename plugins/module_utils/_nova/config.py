@@ -419,11 +419,19 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
         errors.extend(selection.errors)
         warnings.extend(selection.warnings)
     matched = set().union(*(s.matched_entries for s in selections.values())) if selections else set()
+    read = sorted(set(names))
+    if not read:
+        looked_at = "no host (none was given)"
+    elif len(read) == 1:
+        looked_at = f"the only host given ({read[0]})"
+    else:
+        looked_at = f"any of the {len(read)} hosts given ({', '.join(read)})"
     for entry in policy:
-        if entry.index not in matched:
+        if entry.index not in matched:  # only the hosts given were read: a limited run says which
             warnings.append(
-                f"{entry.label} ({entry.vendor_id}:{entry.product_id}) matches no device on any host; "
-                "check the IDs against accel_pci_devices or remove the entry"
+                f"{entry.label} ({entry.vendor_id}:{entry.product_id}) matches no device on {looked_at}; "
+                "check the IDs against their accel_pci_devices or remove the entry (hosts outside this run were "
+                "not read)"
             )
     aliases, alias_errors = alias_values(policy, selections)
     errors.extend(alias_errors)

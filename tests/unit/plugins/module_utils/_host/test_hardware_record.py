@@ -15,8 +15,9 @@ from tests.support.fake_nvidia_smi import STATE, render_recorded
 from tests.support.fake_sysfs import build_root
 
 
-def _dev(address: str, serial: str | None, product: str = "2330") -> dict:
-    return {"address": address, "vendor_id": "10de", "product_id": product, "serial": serial}
+def _dev(address: str, serial: str | None, product: str = "2330", gpu: int | None = None) -> dict:
+    gpu_uuid = None if gpu is None else f"GPU-0a16b0a2-0000-4000-8000-{gpu:012d}"
+    return {"address": address, "vendor_id": "10de", "product_id": product, "serial": serial, "gpu_uuid": gpu_uuid}
 
 
 def _changes(before, after) -> list[tuple]:
@@ -27,6 +28,8 @@ def _changes(before, after) -> list[tuple]:
 
 
 A, B, C = "0000:18:00.0", "0000:2a:00.0", "0000:3b:00.0"
+D = "0000:4c:00.0"
+BOARD = [(A, 1), (B, 2), (C, 3), (D, 4)]  # one A16 board: four GPUs, one board serial, four GPU UUIDs
 
 
 @pytest.mark.parametrize(
@@ -40,6 +43,24 @@ A, B, C = "0000:18:00.0", "0000:2a:00.0", "0000:3b:00.0"
         ([_dev(A, "S1")], [_dev(A, "S1"), _dev(B, "S2")], [("added", B, None)]),
         ([_dev(A, "S1"), _dev(B, "S2")], [_dev(A, "S1")], [("removed", B, None)]),
         ([_dev(A, None)], [_dev(A, "S1")], []),  # a serial seen for the first time is no replacement
+        # GPUs that share a board serial are told apart by their GPU UUIDs
+        (
+            [_dev(a, "B1", gpu=g) for a, g in BOARD],
+            [_dev(a, "B1", gpu=g) for a, g in BOARD[:3]],
+            [("removed", D, None)],
+        ),
+        ([_dev(a, "B1", gpu=g) for a, g in BOARD], [_dev(a, "B1", gpu=g) for a, g in BOARD], []),
+        ([_dev(A, "B1", gpu=1), _dev(B, "B1", gpu=2)], [_dev(C, "B1", gpu=1), _dev(B, "B1", gpu=2)], [("moved", C, A)]),
+        (
+            [_dev(A, "B1", gpu=1), _dev(B, "B1", gpu=2)],
+            [_dev(A, "B1", gpu=9), _dev(B, "B1", gpu=2)],
+            [("replaced", A, None)],
+        ),
+        # without UUIDs (a record from before they were kept) a shared serial moves nothing
+        ([_dev(a, "B1") for a, _g in BOARD], [_dev(a, "B1", gpu=g) for a, g in BOARD[:3]], [("removed", D, None)]),
+        ([_dev(A, "B1"), _dev(B, "B1")], [_dev(C, "B1"), _dev(B, "B1")], [("removed", A, None), ("added", C, None)]),
+        # a record without UUIDs still tells a move by a serial that names one GPU
+        ([_dev(A, "S1"), _dev(B, "S2")], [_dev(C, "S1", gpu=1), _dev(B, "S2", gpu=2)], [("moved", C, A)]),
     ],
 )
 def test_compare_tells_each_kind_of_change(before, after, expected):
@@ -55,6 +76,12 @@ def test_compare_tells_each_kind_of_change(before, after, expected):
         ([_dev(A, "S1"), _dev(A, "S2")], "twice"),
         ([_dev(A, "x" * 100)], "not a board serial"),
         ([_dev(A, "a\nb")], "not a board serial"),
+        ([dict(_dev(A, "S1"), gpu_uuid="GPU-1; rm -rf /")], 'gpu_uuid "GPU-1; rm -rf /" is not a GPU UUID'),
+        ([dict(_dev(A, "S1"), gpu_uuid=["GPU-x"])], r"gpu_uuid \(a list, not a text\) is not a GPU UUID"),
+        (
+            [_dev(A, "B1", gpu=1), _dev(B, "B1", gpu=1)],
+            f"GPU UUID GPU-0a16b0a2-0000-4000-8000-000000000001 to 2 addresses \\({A}, {B}\\)",
+        ),
     ],
 )
 def test_bad_facts_are_refused(devices, words):
