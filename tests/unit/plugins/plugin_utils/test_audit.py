@@ -368,3 +368,21 @@ def test_the_super_conductor_counts_for_pci_in_placement(healthy):
     control["super-conductor"] = {"pci": copy.deepcopy(control["conductor"]["pci"])}
     (item,) = serious(run(cloud))
     assert item["code"] == "pci_in_placement_partial" and "nova-super-conductor" in item["message"]
+
+
+def test_every_code_has_its_row_in_the_docs_table_with_its_area():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[4] / "docs" / "audit.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("`") and cells[0].endswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    assert {code: rows.get(code) for code in CODES} == {code: area for code, (area, _s) in CODES.items()}
+
+
+def test_tables_show_every_message_and_fix_whole():
+    long = "x " * 400
+    (line,) = findings_mod.tables([findings_mod.finding("h1", "not_bound_vfio", long, long)])["host"][1:]
+    assert line.count("x") == 800 and "..." not in line
