@@ -120,10 +120,8 @@ deployables:
 
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings, arq_report
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgClient, CyborgError
+from ansible_collections.accel.openstack.plugins.module_utils._nova.server_api import ServerListError, server_ids
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
-
-# Servers read per report, at most: a cloud larger than this is reported through the instances option.
-MAX_SERVERS = 200000
 
 
 class CyborgArqInfoModule(OpenStackModule):
@@ -135,20 +133,10 @@ class CyborgArqInfoModule(OpenStackModule):
     }
 
     def _servers(self) -> list[str]:
-        ids = []
         try:
-            for server in self.connection.compute.servers(details=False, all_projects=True):
-                ids.append(server.id)
-                if len(ids) > MAX_SERVERS:
-                    raise CyborgError(f"more than {MAX_SERVERS} servers; give the live instance UUIDs as instances")
-        except CyborgError:
-            raise
-        except Exception as exc:
-            raise CyborgError(
-                f"could not list the servers to find orphaned ARQs: {exc}; give instances (the UUIDs of the live "
-                "instances) or credentials that can list all projects' servers"
-            ) from exc
-        return ids
+            return server_ids(self.connection.compute, purpose="find orphaned ARQs")
+        except ServerListError as exc:
+            raise CyborgError(str(exc)) from exc
 
     def run(self) -> dict:
         p = self.params
