@@ -202,7 +202,9 @@ def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):
     status, _body = placement.request(
         "PUT",
         f"/allocations/{consumer}",
-        {"allocations": {orphan: {"resources": {"CUSTOM_NVIDIA_T4": 1}}}, "project_id": str(uuid.uuid4()),
+        {"allocations": {orphan: {"resources": {"CUSTOM_NVIDIA_T4": 1}},
+                         t4["uuid"]: {"resources": {"VCPU": 4, "MEMORY_MB": 8192}}},  # as every instance holds
+         "project_id": str(uuid.uuid4()),
          "user_id": str(uuid.uuid4()), "consumer_generation": None, "consumer_type": "INSTANCE"},
     )  # fmt: skip
     assert status == 204
