@@ -386,3 +386,18 @@ def test_tables_show_every_message_and_fix_whole():
     long = "x " * 400
     (line,) = findings_mod.tables([findings_mod.finding("h1", "not_bound_vfio", long, long)])["host"][1:]
     assert line.count("x") == 800 and "..." not in line
+
+
+def test_a_consumer_id_that_is_no_uuid_never_reaches_a_command(healthy):
+    cloud = copy.deepcopy(healthy)
+    t4 = _provider(cloud, "t4-01_0000:B0:00.0")
+    odd = "x; openstack project delete admin"
+    cloud["fleet"]["allocations"] = {odd: {"allocations": {t4["uuid"]: {"resources": {"CUSTOM_NVIDIA_T4": 1}}}}}
+    (item,) = serious(run(cloud))
+    assert item["code"] == "allocation_leaked" and item["host"] == "t4-01"
+    assert '"x; openstack project delete admin"' in item["message"]
+    assert "project delete" not in item["fix"] and "allocation delete" not in item["fix"]
+    with pytest.raises(AuditInputError, match="fleet.allocations"):
+        run(dict(cloud, fleet=dict(cloud["fleet"], allocations={"c": "not a mapping"})))
+    with pytest.raises(AuditInputError, match="instances must be a list of strings"):
+        run(cloud, instances="all of them")
