@@ -204,9 +204,9 @@ def consumers(cloud) -> dict[str, dict[str, dict[str, int]]] | None:
     return found
 
 
-def _quoted_consumer(consumer: str) -> str | None:
-    """The consumer as a command argument: only a UUID is ever put into a command."""
-    return str(uuid.UUID(consumer)) if is_uuid_like(consumer) else None
+def _as_uuid(value: object) -> str | None:
+    """A consumer or provider id as a command argument: only a UUID, written canonically, is ever put into one."""
+    return str(uuid.UUID(value)) if isinstance(value, str) and is_uuid_like(value) else None
 
 
 def _tree(cloud, root: dict) -> list[dict]:
@@ -233,8 +233,8 @@ def check_gone(cloud) -> list[dict]:
         holders = sorted(c for c, held in (held_by or {}).items() if uuids & set(held))
         label = name if is_safe_name(name) else json.dumps(name)
         if holders or used:
-            named = [c for c in (_quoted_consumer(h) for h in holders[:MAX_SHOWN]) if c]
-            shown = ", ".join(_quoted_consumer(h) or json.dumps(h) for h in holders[:MAX_SHOWN])
+            named = [c for c in (_as_uuid(h) for h in holders[:MAX_SHOWN]) if c]
+            shown = ", ".join(_as_uuid(h) or json.dumps(h) for h in holders[:MAX_SHOWN])
             if len(holders) > MAX_SHOWN:
                 shown += f" and {len(holders) - MAX_SHOWN} more"
             found.append(
@@ -243,11 +243,11 @@ def check_gone(cloud) -> list[dict]:
                     "compute_node_gone",
                     f"compute node {label} is in Placement with {len(tree)} provider(s) but is no host of the "
                     f"inventory, and {len(holders) or 'some'} consumer(s) still hold {amounts(used)} there"
-                    + (f": {shown}" if holders else " (read allocations: true to name them)"),
+                    + (f": {shown}" if holders else " (accel_audit_allocations: true names them)"),
                     "find out whether each consumer is a live instance ("
                     + (
                         "; ".join(f"openstack server show {c}" for c in named)
-                        or f"openstack resource provider show {root['uuid']} --allocations"
+                        or f"openstack resource provider show {_as_uuid(root['uuid']) or 'ROOT'} --allocations"
                     )
                     + "): evacuate or delete it, or add the host back to the inventory if it still runs; then delete "
                     "its compute service (openstack compute service delete), which removes the provider tree",
@@ -263,7 +263,7 @@ def check_gone(cloud) -> list[dict]:
                     "no host of the inventory: a stale tree left by a host that was removed",
                     "if the host is retired, delete its compute service (openstack compute service delete), which "
                     "removes the tree; a tree left after the service is gone: openstack resource provider delete "
-                    + " then ".join(p["uuid"] for p in reversed(tree) if is_uuid_like(p["uuid"]))
+                    + " then ".join(u for u in (_as_uuid(p["uuid"]) for p in reversed(tree)) if u)
                     + "; if the host still runs, add it to the inventory (or to accel_audit_hypervisor_hostnames)",
                 )
             )
@@ -297,7 +297,7 @@ def check_allocations(cloud) -> list[dict]:
         shown = "; ".join(
             f"{n}: {amounts(devices.get(n) or held_on(by_uuid, held, n))}" for n in sorted(where)[:MAX_SHOWN]
         )
-        command = _quoted_consumer(consumer)
+        command = _as_uuid(consumer)
         label = command or json.dumps(consumer)
         why = (
             f"consumer {label} holds devices ({shown}) but no VCPU or MEMORY_MB on a compute node, which Nova "

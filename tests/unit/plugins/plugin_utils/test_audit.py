@@ -401,3 +401,17 @@ def test_a_consumer_id_that_is_no_uuid_never_reaches_a_command(healthy):
         run(dict(cloud, fleet=dict(cloud["fleet"], allocations={"c": "not a mapping"})))
     with pytest.raises(AuditInputError, match="instances must be a list of strings"):
         run(cloud, instances="all of them")
+
+
+def test_a_gone_compute_node_in_use_is_an_error_even_when_its_consumers_are_not_read(healthy):
+    cloud = copy.deepcopy(healthy)
+    gone = copy.deepcopy(_provider(cloud, "mig-01"))
+    gone.update(uuid="0e0e0e0e-0000-4000-8000-0000000000aa", name="mig-02", root_provider_uuid=None)
+    gone["usages"] = {"VCPU": 8}
+    cloud["fleet"]["resource_providers"].append(gone)
+    (item,) = serious(run(cloud))
+    assert (item["code"], item["severity"], item["host"]) == ("compute_node_gone", "error", None)
+    assert "some consumer(s) still hold VCPU 8 there (accel_audit_allocations: true names them)" in item["message"]
+    assert "openstack resource provider show 0e0e0e0e-0000-4000-8000-0000000000aa --allocations" in item["fix"]
+    # named in the inventory (a host whose play did not run), it is no finding
+    assert serious(run(cloud, inventory_hosts=["mig-02"])) == []
