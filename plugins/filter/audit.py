@@ -22,6 +22,9 @@ def _device_policy_from_nova(deployed, facts=None):
     return adopt(computes, {h: facts.get(h) or {} for h in computes}, aliases)
 
 
+OPTIONS = ("hypervisor_hostnames", "flavor_options", "inventory_hosts", "instances")
+
+
 @filter_errors
 def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findings=None, **options):
     hosts = check("audit_cloud", "hosts", hosts, "mapping")
@@ -32,11 +35,13 @@ def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findin
     extra = check("audit_cloud", "extra_findings", extra_findings, "list", optional=True)
     for name in ("hypervisor_hostnames", "flavor_options"):
         check("audit_cloud", name, options.get(name), "mapping", optional=True)
-    unknown = sorted(set(options) - {"hypervisor_hostnames", "flavor_options"})
+    for name in ("inventory_hosts", "instances"):
+        check("audit_cloud", name, options.get(name), "list", optional=True)
+    unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise AuditInputError(
             f"audit_cloud: unknown option(s) {', '.join(unknown)}; known: flavors, policy, extra_findings, "
-            "hypervisor_hostnames, flavor_options"
+            + ", ".join(OPTIONS)
         )
     return audit_cloud(hosts, deployed, fleet, list(flavors), policy, extra, **options)
 

@@ -148,10 +148,9 @@ deployables:
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings, arq_report
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgClient, CyborgError
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.credentials import mask_credentials
+from ansible_collections.accel.openstack.plugins.module_utils._nova.server_api import ServerListError, server_ids
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
-# Servers read per report, at most: a cloud larger than this is reported through the instances option.
-MAX_SERVERS = 200000
 # Cyborg 17 lists every project's ARQs only to a token with this role (its API hook sets is_admin from it).
 ADMIN_ROLE = "admin"
 
@@ -185,17 +184,10 @@ class CyborgArqInfoModule(OpenStackModule):
 
     def _servers(self) -> tuple[list[str] | None, list[dict]]:
         """The UUIDs of every project's servers, or None and what could not be read."""
-        ids = []
         try:
-            for server in self.connection.compute.servers(details=False, all_projects=True):
-                ids.append(server.id)
-                if len(ids) > MAX_SERVERS:
-                    raise CyborgError(f"more than {MAX_SERVERS} servers; give the live instance UUIDs as instances")
-        except CyborgError:
-            raise
-        except Exception as exc:  # openstacksdk and keystoneauth raise many types; each becomes a message
-            status = getattr(exc, "status_code", None)
-            if status == 403:
+            return server_ids(self.connection.compute, purpose="find orphaned ARQs"), []
+        except ServerListError as exc:
+            if exc.status == 403:
                 gap = {
                     "what": "every project's servers",
                     "reason": "the compute API refused to list all projects' servers (403), so no ARQ is called "
@@ -204,11 +196,7 @@ class CyborgArqInfoModule(OpenStackModule):
                     "live instance UUIDs as instances",
                 }
                 return None, [gap]
-            raise CyborgError(
-                f"could not list the servers to find orphaned ARQs: {self.mask(str(exc))}; give instances (the UUIDs "
-                "of the live instances) or credentials that can list all projects' servers"
-            ) from None
-        return ids, []
+            raise CyborgError(self.mask(exc.msg)) from None
 
     def _arq_scope(self) -> list[dict]:
         identity = self._identity()

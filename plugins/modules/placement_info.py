@@ -48,6 +48,13 @@ options:
         quarantine consumer. Needs O(usages) and O(details).
     type: bool
     default: false
+  allocations:
+    description:
+      - Also read who holds what on the snapshot's providers and return it as RV(fleet.allocations) (the audit
+        names the consumers of a compute node that is gone and finds leaked allocations with it).
+      - One allocation read per provider that has usage. Needs O(usages) and O(details).
+    type: bool
+    default: false
   query:
     description:
       - A JMESPath expression applied to the snapshot (as C(community.general.json_query) does);
@@ -71,6 +78,12 @@ EXAMPLES = r"""
   accel.openstack.placement_info:
     cloud: mycloud
     quarantines: true
+  register: placement
+
+- name: Snapshot with every consumer's allocations (to find leaked ones)
+  accel.openstack.placement_info:
+    cloud: mycloud
+    allocations: true
   register: placement
 
 - name: Free GPUs per provider of one host
@@ -124,6 +137,17 @@ fleet:
           consumer_type: QUARANTINE
           last_modified: "2026-12-01T17:51:31Z"
           consumers: [7c1d2f0a-4a5e-5b3c-9d1e-0f2a3b4c5d6e]
+    allocations:
+      description:
+        - Every consumer that holds resources on the snapshot's providers, by consumer UUID, in the shape of
+          Placement's C(GET /allocations/<consumer>) (C(allocations) by provider UUID, each with C(resources)).
+      returned: when O(allocations=true)
+      type: dict
+      sample:
+        3f2a9c1e-7b4d-4e8a-9c0f-1d2e3f4a5b6c:
+          allocations:
+            8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a: {resources: {VCPU: 4, MEMORY_MB: 8192}}
+            0b0a6a2e-86c5-4a37-9a64-5ff1a2c0b4f2: {resources: {CUSTOM_NVIDIA_T4: 1}}
   sample:
     resource_providers:
       - uuid: 8c0c2b5e-2f0e-4a39-9d5c-6d2b0c3f3b1a
@@ -153,6 +177,7 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._placement.allocations import read_allocations
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 from ansible_collections.accel.openstack.plugins.module_utils._placement.quarantine import read_quarantines
@@ -173,6 +198,7 @@ class PlacementInfoModule(OpenStackModule):
         "usages": {"type": "bool", "default": True},
         "details": {"type": "bool", "default": True},
         "quarantines": {"type": "bool", "default": False},
+        "allocations": {"type": "bool", "default": False},
         "query": {"type": "str"},
     }
     module_kwargs = {"mutually_exclusive": [("name", "tree")]}
@@ -188,16 +214,19 @@ class PlacementInfoModule(OpenStackModule):
                 raise AccelError(
                     f"query {self.params['query']!r} is not valid JMESPath ({exc}); fix the expression"
                 ) from exc
-        if self.params["quarantines"] and not (self.params["usages"] and self.params["details"]):
-            raise AccelError(
-                "quarantines: true reads the quarantines on the providers that have usage; leave usages and "
-                "details at true (their default)"
-            )
+        for option in ("quarantines", "allocations"):
+            if self.params[option] and not (self.params["usages"] and self.params["details"]):
+                raise AccelError(
+                    f"{option}: true reads the {option} on the providers that have usage; leave usages and "
+                    "details at true (their default)"
+                )
         fleet = fleet_snapshot(
             self.placement, self.params["name"], self.params["tree"], self.params["usages"], self.params["details"]
         )
         if self.params["quarantines"]:
             fleet["quarantines"] = read_quarantines(self.placement, fleet)
+        if self.params["allocations"]:
+            fleet["allocations"] = read_allocations(self.placement, fleet)
         result = {"changed": False, "fleet": fleet}
         if query is not None:
             result["query_result"] = query.search(fleet)

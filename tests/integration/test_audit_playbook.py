@@ -183,6 +183,44 @@ def test_audit_reports_a_quarantined_device_and_forgets_it_once_released(cloud, 
     assert [f for f in healthy if f not in quarantined] == []
 
 
+def test_the_audit_reads_the_servers_and_reports_an_allocation_no_server_holds(cloud, placement, tmp_path):
+    """accel_audit_servers: the role reads every project's servers from Nova 34's own compute API (which has
+    none); an instance-shaped consumer in Placement is then no server's: exactly one allocation_leaked."""
+    from tests.support.nova_api import NovaApiServer
+
+    mig = next(p for p in cloud["healthy"]["fleet"]["resource_providers"] if p["name"] == "mig-01")
+    consumer = str(uuid.uuid4())
+    status, _body = placement.request(
+        "PUT",
+        f"/allocations/{consumer}",
+        {"allocations": {mig["uuid"]: {"resources": {"VCPU": 2, "MEMORY_MB": 2048}}}, "project_id": str(uuid.uuid4()),
+         "user_id": str(uuid.uuid4()), "consumer_generation": None, "consumer_type": "INSTANCE"},
+    )  # fmt: skip
+    assert status == 204
+    try:
+        with NovaApiServer(str(tmp_path)) as nova:
+            before = state(cloud, placement)
+            extra = {"accel_audit_servers": True, "accel_audit_servers_auth": nova.auth}
+            report = run_playbook("playbooks/audit.yml", cloud["inventory"], extra_vars=extra, check=True)
+            assert report["rc"] == 0, failures(report)
+            assert state(cloud, placement) == before
+        (item,) = [f for f in json.loads(read(cloud, "accel-audit.json"))["findings"] if f["severity"] != "info"]
+        assert (item["code"], item["host"], item["severity"]) == ("allocation_leaked", "mig-01", "warning")
+        assert (
+            f"consumer {consumer} holds mig-01: MEMORY_MB 2048, VCPU 2 but is not in the server list"
+            in (item["message"])
+        )
+        assert item["fix"].endswith(f"openstack resource provider allocation delete {consumer}")
+        # the live instances given instead: nothing is read from Nova and the consumer is one of them
+        report = run_playbook(
+            "playbooks/audit.yml", cloud["inventory"], extra_vars={"accel_audit_instances": [consumer]}, check=True
+        )
+        assert report["rc"] == 0, failures(report)
+        assert [f for f in json.loads(read(cloud, "accel-audit.json"))["findings"] if f["severity"] != "info"] == []
+    finally:
+        placement.request("DELETE", f"/allocations/{consumer}")
+
+
 def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):
     # Plant a provider of a GPU the host no longer has, with an instance on it (before the snapshot).
     t4 = next(p for p in cloud["healthy"]["fleet"]["resource_providers"] if p["name"] == "t4-01")
@@ -203,7 +241,9 @@ def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):
     status, _body = placement.request(
         "PUT",
         f"/allocations/{consumer}",
-        {"allocations": {orphan: {"resources": {"CUSTOM_NVIDIA_T4": 1}}}, "project_id": str(uuid.uuid4()),
+        {"allocations": {orphan: {"resources": {"CUSTOM_NVIDIA_T4": 1}},
+                         t4["uuid"]: {"resources": {"VCPU": 4, "MEMORY_MB": 8192}}},  # as every instance holds
+         "project_id": str(uuid.uuid4()),
          "user_id": str(uuid.uuid4()), "consumer_generation": None, "consumer_type": "INSTANCE"},
     )  # fmt: skip
     assert status == 204

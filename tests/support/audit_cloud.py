@@ -3,7 +3,10 @@ renders (as deployed files in the kolla layout), the providers nova-compute repo
 
 Hosts: ``t4-01`` (configured-t4: a T4 on vfio-pci, passthrough), ``a16-01`` (vgpu-a16: vGPU type
 nvidia-735 on the A16's VFs), ``mig-01`` (mig-a100: one GPU with a MIG layout the policy keeps) and the
-control host ``ctl-01`` (nova-api, nova-scheduler, nova-conductor). Tests plant one defect at a time.
+control host ``ctl-01`` (nova-api, nova-scheduler, nova-conductor). ``healthy(dest, sriov=True)`` adds
+``nic-01`` (sriov-nic: a ConnectX-6 with 8 VFs handed out for passthrough) and ``l40s-01`` (vgpu-l40s:
+vGPU 17 with type 1155 on four VFs of each L40S, as the prepare stage leaves them). Tests plant one defect
+at a time.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import 
 from tests.support.fake_sysfs import build_root, load_profile
 
 PROFILES = {"t4-01": "configured-t4", "a16-01": "vgpu-a16", "mig-01": "mig-a100"}
+SRIOV_PROFILES = {"nic-01": "sriov-nic", "l40s-01": "vgpu-l40s"}
+GPU_HOSTS = ("t4-01", "a16-01", "nic-01", "l40s-01")
+L40S_TYPE = "1155"
 CONTROL = "ctl-01"
 GPU_HOST_TRAIT = "CUSTOM_GPU_HOST"
 POLICY = [
@@ -31,6 +37,10 @@ POLICY = [
      "mig_layout": [{"profile": "3g.20gb", "count": 1}, {"profile": "2g.10gb", "count": 1},
                     {"profile": "1g.5gb", "count": 2}]},
 ]  # fmt: skip
+SRIOV_POLICY = [
+    {"name": "cx6-vf", "vendor_id": "15b3", "product_id": "101e", "mode": "passthrough"},
+    {"name": "l40s-4q", "vendor_id": "10de", "product_id": "26b9", "mode": "vgpu", "mdev_type": L40S_TYPE, "vfs": 4},
+]
 GPU_IMAGE = {"hw_machine_type": "q35", "hw_firmware_type": "uefi"}
 FLAVORS = [
     {"name": "gpu.t4", "vcpus": 4, "ram": 8192, "disk": 20, "extra_specs": {"pci_passthrough:alias": "t4:1"},
@@ -42,13 +52,34 @@ FLAVORS = [
 ]  # fmt: skip
 
 
+SRIOV_FLAVORS = [
+    {"name": "net.cx6", "vcpus": 4, "ram": 8192, "disk": 20, "extra_specs": {"pci_passthrough:alias": "cx6-vf:1"}},
+    {"name": "vgpu.l40s", "vcpus": 4, "ram": 8192, "disk": 20, "extra_specs": {"pci_passthrough:alias": "l40s-4q:1"},
+     "image_properties": GPU_IMAGE},
+]  # fmt: skip
+
+
 def build_facts(dest: str, profiles: dict | None = None) -> tuple[dict, dict]:
-    """``({host: facts}, {host: root})``; ``profiles`` may replace a host's profile (name or dict)."""
+    """``({host: facts}, {host: root})``; ``profiles`` may replace a host's profile (name or dict) or add hosts.
+    The L40S VFs get the vGPU type the prepare stage gives them (nvidia/current_vgpu_type)."""
     facts, roots = {}, {}
     for host, profile in {**PROFILES, **(profiles or {})}.items():
         roots[host] = build_root(profile, os.path.join(dest, host))
+        if profile == "vgpu-l40s":
+            set_vgpu_type(roots[host], L40S_TYPE)
         facts[host] = discover(roots[host])[0]
     return facts, roots
+
+
+def set_vgpu_type(root: str, vgpu_type: str, addresses: list[str] | None = None) -> None:
+    """Write ``vgpu_type`` to nvidia/current_vgpu_type of the VFs (all of them, or ``addresses``)."""
+    devices = os.path.join(root, "sys", "bus", "pci", "devices")
+    for address in sorted(os.listdir(devices)):
+        path = os.path.join(devices, address, "nvidia", "current_vgpu_type")
+        wanted = addresses is None or address in addresses
+        if wanted and os.path.exists(os.path.join(devices, address, "physfn")) and os.path.exists(path):
+            with open(path, "w") as handle:
+                handle.write(f"{vgpu_type}\n")
 
 
 def profile(name: str) -> dict:
@@ -58,11 +89,11 @@ def profile(name: str) -> dict:
 def deployed_config(facts: dict, policy: list | None = None) -> dict:
     """``{host: {service: config sections}}`` as the nova_config stage renders the policy."""
     rendering = render_fleet(
-        host_inputs([{"name": h, "facts": facts[h]} for h in sorted(PROFILES)]),
+        host_inputs([{"name": h, "facts": facts[h]} for h in sorted(facts)]),
         policy or POLICY,
         Options(report_in_placement=True, pci_in_placement=True),
     )
-    found = {h: {"compute": copy.deepcopy(rendering.compute[h])} for h in sorted(PROFILES)}
+    found = {h: {"compute": copy.deepcopy(rendering.compute[h])} for h in sorted(facts)}
     found[CONTROL] = {
         "api": copy.deepcopy(rendering.api),
         "scheduler": copy.deepcopy(rendering.scheduler),
@@ -73,24 +104,25 @@ def deployed_config(facts: dict, policy: list | None = None) -> dict:
 
 def fleet(facts: dict, policy: list | None = None) -> dict:
     """What nova-compute reports for these hosts, with the operator's GPU-host trait on the GPU roots."""
-    snapshot = nova_fleet({h: facts[h] for h in PROFILES}, policy or POLICY, report_in_placement=True, disk_gb=500)
+    snapshot = nova_fleet(dict(facts), policy or POLICY, report_in_placement=True, disk_gb=500)
     for provider in snapshot["resource_providers"]:
         for key in ("numa_cells", "pci_pools", "disabled"):
             provider.pop(key, None)
-        if provider["parent_provider_uuid"] is None and provider["name"] in ("t4-01", "a16-01"):
+        if provider["parent_provider_uuid"] is None and provider["name"] in GPU_HOSTS:
             provider["traits"] = sorted({*provider["traits"], GPU_HOST_TRAIT})
     return snapshot
 
 
-def healthy(dest: str) -> dict:
-    facts, roots = build_facts(dest)
+def healthy(dest: str, sriov: bool = False) -> dict:
+    facts, roots = build_facts(dest, SRIOV_PROFILES if sriov else None)
+    policy = POLICY + SRIOV_POLICY if sriov else POLICY
     return {
         "hosts": facts,
         "roots": roots,
-        "deployed": deployed_config(facts),
-        "fleet": fleet(facts),
-        "flavors": copy.deepcopy(FLAVORS),
-        "policy": copy.deepcopy(POLICY),
+        "deployed": deployed_config(facts, policy),
+        "fleet": fleet(facts, policy),
+        "flavors": copy.deepcopy(FLAVORS + (SRIOV_FLAVORS if sriov else [])),
+        "policy": copy.deepcopy(policy),
     }
 
 

@@ -30,6 +30,7 @@ from tests.support.placement_server import REPO, PlacementServer  # noqa: E402
 
 EXAMPLE = os.path.join(REPO, "inventories", "audit-example")
 ORPHAN = "6a7d0000-0000-4000-8000-0000000000b1"
+INSTANCE = "6a7d0000-0000-4000-8000-00000000c001"
 
 
 def hosts() -> dict[str, str]:
@@ -72,6 +73,17 @@ def build(dest: str) -> dict:
             "aggregates": [],
         }
     )
+    # The instance on the lost GPU holds its VCPU and memory on t4-a too, as every Nova instance does.
+    t4_a["usages"] = dict(t4_a.get("usages") or {}, VCPU=4, MEMORY_MB=8192)
+    fleet["consumers"] = [
+        {
+            "uuid": INSTANCE,
+            "allocations": {
+                t4_a["uuid"]: {"resources": {"VCPU": 4, "MEMORY_MB": 8192}},
+                ORPHAN: {"resources": {"CUSTOM_NVIDIA_T4": 1}},
+            },
+        }
+    ]
     fleet["resource_classes"] = ["CUSTOM_VGPU_A16_4Q"]
     with open(os.path.join(EXAMPLE, "group_vars", "all", "audit.yml")) as handle:
         flavors = yaml.safe_load(handle)["accel_audit_flavors"]

@@ -13,6 +13,12 @@
 - ``policy``: ``accel_device_policy`` when the operator has one (then ``nova_config_drift`` compares
   with its rendering), else nothing: the adopted policy stands in where a policy is needed.
 
+Options: ``hypervisor_hostnames`` (``{inventory hostname: compute node name}``), ``flavor_options``,
+``inventory_hosts`` (every hostname of the inventory: a compute node of none of them is gone) and
+``instances`` (the UUIDs of the live servers, or None when not read: a consumer that is none of them holds
+a leaked allocation). The snapshot's optional ``allocations`` (placement_info's ``allocations: true``) name
+who holds what.
+
 It returns ``{"findings", "counts", "adopted"}``; ``extra_findings`` (e.g. a Cyborg ARQ report) are
 checked for the findings' shape and joined to the list.
 """
@@ -55,6 +61,9 @@ class Cloud:
         self.flavors = flavors
         self.nodenames = options.get("hypervisor_hostnames") or {}
         self.flavor_options = options.get("flavor_options") or {}
+        # every host of the inventory (not only those the play audits), and the live instances when known
+        self.inventory_hosts = [str(h) for h in options.get("inventory_hosts") or []]
+        self.instances = options.get("instances")
         self.compute_hosts = sorted(h for h, s in deployed_config.items() if "compute" in s)
         self.aliases = self._api_aliases()
         self.pci_in_placement = any(
@@ -178,10 +187,23 @@ def _check_inputs(hosts, deployed_config, fleet, flavors) -> None:
     Fleet.from_snapshot(fleet)  # the snapshot's own checks, with their messages
     if not isinstance(flavors, list | tuple) or not all(isinstance(f, Mapping) for f in flavors):
         raise AuditInputError("flavors must be a list of flavor dicts (openstack.cloud.compute_flavor's keys)")
+    allocations = fleet.get("allocations")
+    if allocations is not None and not (
+        isinstance(allocations, Mapping) and all(isinstance(a, Mapping) for a in allocations.values())
+    ):
+        raise AuditInputError("fleet.allocations must map consumer UUIDs to {allocations: {provider: {resources}}}")
+
+
+def _check_options(options: dict) -> None:
+    for name in ("inventory_hosts", "instances"):
+        value = options.get(name)
+        if value is not None and (not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value)):
+            raise AuditInputError(f"{name} must be a list of strings")
 
 
 def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_findings=None, **options) -> dict:
     _check_inputs(hosts, deployed_config, fleet, flavors or [])
+    _check_options(options)
     cloud = Cloud(hosts, deployed_config, fleet, list(flavors or []), policy, options)
     _aliases, problem = parse_aliases(cloud.aliases)
     found: list[dict] = list(cloud.extra)
@@ -192,7 +214,10 @@ def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_fi
             found += nova_checks.check_drift(cloud, host)
             found += placement_checks.check_host(cloud, host)
     found += nova_checks.check_services(cloud)
+    found += nova_checks.check_filters(cloud)
     found += placement_checks.check_reservations(cloud)
+    found += placement_checks.check_gone(cloud)
+    found += placement_checks.check_allocations(cloud)
     found += quarantines.check_quarantines(cloud)
     if problem is None:
         found += flavor_checks.check_flavors(cloud)

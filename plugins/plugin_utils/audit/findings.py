@@ -39,6 +39,7 @@ CODES: dict[str, tuple[str, str]] = {
     "mdev_class_ignored": ("nova", "warning"),
     "mdev_type_ignored": ("nova", "warning"),
     "pci_in_placement_partial": ("nova", "error"),
+    "scheduler_filter_missing": ("nova", "error"),
     "adopt_unexpressed": ("nova", "info"),
     # Placement
     "compute_node_missing": ("placement", "error"),
@@ -49,9 +50,12 @@ CODES: dict[str, tuple[str, str]] = {
     "quarantine_incomplete": ("placement", "warning"),
     "placement_overload": ("placement", "error"),
     "placement_narrow": ("placement", "warning"),
+    "compute_node_gone": ("placement", "warning"),
+    "allocation_leaked": ("placement", "warning"),
     # flavors
     "flavor_invalid": ("flavor", "error"),
     "flavor_unplaceable": ("flavor", "error"),
+    "flavor_sold_out": ("flavor", "info"),
     "gpu_host_unreserved": ("flavor", "warning"),
 }
 
@@ -118,12 +122,12 @@ def reached(findings: list[dict], fail_on: str) -> bool:
     return any(SEVERITIES.index(f["severity"]) <= worst for f in findings)
 
 
-def _cell(text: object, width: int) -> str:
-    text = " ".join(str(text if text is not None else "-").split())
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _cell(text: object) -> str:
+    """One line, whole: a message or fix is never cut (the JSON report has the same text)."""
+    return " ".join(str(text if text is not None else "-").split())
 
 
-def tables(findings: list[dict], width: int = 70) -> dict[str, list[str]]:
+def tables(findings: list[dict]) -> dict[str, list[str]]:
     """One table per area that has findings: ``host | code | message | fix`` rows, severity first."""
     found: dict[str, list[str]] = {}
     for item in ordered(findings):
@@ -132,10 +136,10 @@ def tables(findings: list[dict], width: int = 70) -> dict[str, list[str]]:
             " | ".join(
                 (
                     item["severity"],
-                    _cell(item["host"], 30),
+                    _cell(item["host"]),
                     item["code"],
-                    _cell(item["message"], width * 2),
-                    _cell(item["fix"], width * 2),
+                    _cell(item["message"]),
+                    _cell(item["fix"]),
                 )
             )
         )

@@ -12,6 +12,29 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings imp
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import validate_flavors
 
 
+def _sold_out(name: str, report: dict, cloud) -> dict:
+    """A flavor that fits an empty host but not today's usage: capacity, not a defect."""
+    blocking = []
+    for root in sorted(report.get("why_not") or {}):
+        record = cloud.roots.get(root) or {}
+        used = {rc: n for rc, n in (record.get("usages") or {}).items() if n}
+        for child in cloud.children.get(record.get("uuid"), []):
+            for rc, n in (child.get("usages") or {}).items():
+                if n:
+                    used[rc] = used.get(rc, 0) + n
+        if used:
+            blocking.append(f"{root} uses " + ", ".join(f"{rc} {n}" for rc, n in sorted(used.items())))
+    shown = "; ".join(blocking[:4]) + (f"; and {len(blocking) - 4} more host(s)" if len(blocking) > 4 else "")
+    return finding(
+        None,
+        "flavor_sold_out",
+        f"flavor {name} is sold out today: it fits an empty host, but not the usage the fleet reports"
+        + (f" ({shown})" if shown else ""),
+        "nothing is wrong with the flavor; free or add capacity (playbooks/capacity.yml plans it) if it must be "
+        "bookable now",
+    )
+
+
 def check_flavors(cloud) -> list[dict]:
     if not cloud.flavors:
         return []
@@ -41,6 +64,8 @@ def check_flavors(cloud) -> list[dict]:
             )
         elif reason.get("code") == "placement_overload":
             continue  # reported once, as Placement's (below)
+        elif reason.get("code") == "in_use":
+            found.append(_sold_out(name, report, cloud))
         elif report["outcome"] != "fits" or not report["after_filters"]["hosts"]:
             removed = report["after_filters"].get("removed") or {}
             why = detail or "; ".join(f"{h}: {r}" for h, r in list(removed.items())[:3])

@@ -10,6 +10,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
+from ansible_collections.accel.openstack.plugins.plugin_utils.audit import lost_state
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
 
 PREPARE = "run playbooks/prepare_hosts.yml for this host"
@@ -60,6 +61,8 @@ def check_host(cloud, host: str) -> list[dict]:
                     severity="error" if unmanaged else None,
                 )
             )
+    found += _lost_vfs(cloud, host)
+    found += _lost_vgpu_types(cloud, host)
     found += _vfs(cloud, host, compute, devices, by_address)
     found += _vgpu(host, compute, by_address)
     found += _mig(cloud, host, devices)
@@ -149,7 +152,10 @@ def _vfs(cloud, host: str, compute: dict, devices: list[dict], by_address: dict)
                     "check the card (lspci, dmesg), or correct the address in device_spec",
                 )
             )
+    lost = lost_state.lost(cloud, host)["vfs"]
     for address, wanted in sorted(expected.items()):
+        if address in lost:
+            continue  # reported with Placement's recorded inventory (_lost_vfs)
         device = by_address.get(address)
         have = (device or {}).get("sriov_numvfs") or 0
         if device is not None and have < wanted:
@@ -162,6 +168,54 @@ def _vfs(cloud, host: str, compute: dict, devices: list[dict], by_address: dict)
                     f"create the VFs and make them come back at boot: {PREPARE} (sriov_numvfs in the policy)",
                 )
             )
+    return found
+
+
+def _lost_vfs(cloud, host: str) -> list[dict]:
+    found = []
+    for pf, item in sorted(lost_state.lost(cloud, host)["vfs"].items()):
+        wanted = item["recorded"]
+        found.append(
+            finding(
+                host,
+                "vfs_missing",
+                f"{pf} has {item['have']} VF(s), yet Placement's {item['provider']} still holds {wanted} "
+                f"{item['resource_class']} for its VFs, which the deployed [pci] device_spec hands out: the VFs were "
+                "lost (a reboot without the VFs recreated at boot)",
+                f"restore the {wanted} VFs before nova-compute restarts (a restart now would remove the capacity "
+                f"from Placement): accel.openstack.sriov_vfs with devices: [{pf}] and numvfs: {wanted}, or {PREPARE} "
+                f"(sriov_numvfs: {wanted} in the policy also brings them back at boot), or at once: "
+                f"echo {wanted} > /sys/bus/pci/devices/{pf}/sriov_numvfs",
+            )
+        )
+    return found
+
+
+def _lost_vgpu_types(cloud, host: str) -> list[dict]:
+    found = []
+    for pf, item in sorted(lost_state.lost(cloud, host)["vgpu"].items()):
+        vfs = item["vfs"]
+        vgpu_type = item["vgpu_type"]
+        held = f"; its other {item['holding']} VF(s) hold type {vgpu_type}" if item["holding"] else ""
+        if vgpu_type is not None:
+            module = (
+                f"accel.openstack.nvidia_vgpu with devices: [{pf}], type: {vgpu_type} and vfs: "
+                f"{len(vfs) + item['holding']}"
+            )
+        else:
+            module = f"accel.openstack.nvidia_vgpu with devices: [{pf}] and the type the GPU had"
+        found.append(
+            finding(
+                host,
+                "vgpu_type_missing",
+                f"{len(vfs)} VF(s) of {pf} ({_shown(vfs)}) have no vGPU type (nvidia/current_vgpu_type is 0) while "
+                f"the deployed [pci] device_spec hands them out{held}: the type was reset (a reboot without the "
+                "type set again at boot)",
+                f"restore the vGPU type before nova-compute restarts: {module}, or {PREPARE} (the host_gpu_sharing "
+                "role, whose boot unit sets the type at every boot); do not render the Nova config again from "
+                "today's state, which would take the VFs away from Nova",
+            )
+        )
     return found
 
 

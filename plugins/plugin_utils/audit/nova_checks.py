@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, device_ids
 from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import nova_resource_class, nova_traits
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
+from ansible_collections.accel.openstack.plugins.plugin_utils.audit import lost_state
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
 
 ALIAS_SERVICES = ("api", "scheduler")
@@ -223,8 +225,9 @@ def check_drift(cloud, host: str) -> list[dict]:
     have = {a: _normal(t) for a, t in deployed.claims(cloud.compute_config(host), devices).items()}
     want = {a: _normal(t) for a, t in deployed.claims(rendered, devices).items()}
     lines = []
+    lost = lost_state.lost_addresses(cloud, host)  # host state to restore, not config to render again
     for address in sorted(set(have) | set(want)):
-        if have.get(address) != want.get(address):
+        if have.get(address) != want.get(address) and normalize_address(address) not in lost:
             lines.append(f"{address}: deployed {json.dumps(have.get(address))}, policy {json.dumps(want.get(address))}")
     types_have = [(t, sorted(a), c or "VGPU") for t, a, c in deployed.mdev_types(cloud.compute_config(host))]
     types_want = [(t, sorted(a), c or "VGPU") for t, a, c in deployed.mdev_types(rendered)]
@@ -241,3 +244,86 @@ def check_drift(cloud, host: str) -> list[dict]:
             "deployed config as the policy (the audit writes it beside its report)",
         )
     ]
+
+
+# Nova's own default of [filter_scheduler] enabled_filters (nova/conf/scheduler.py, Nova 34), used when the
+# deployed config does not set it (Kolla-Ansible's template sets it only for Blazar or the fake driver).
+NOVA_DEFAULT_FILTERS = (
+    "ComputeFilter",
+    "ComputeCapabilitiesFilter",
+    "ImagePropertiesFilter",
+    "ServerGroupAntiAffinityFilter",
+    "ServerGroupAffinityFilter",
+)
+# Flavor extra specs that give an instance a NUMA topology (nova.virt.hardware.numa_get_constraints): only
+# NUMATopologyFilter then checks that the host can fit it, its pinned CPUs, page size and the PCI NUMA policy.
+_NUMA_KEYS = ("hw:numa_nodes", "hw:mem_page_size", "hw:pmem", "hw:cpu_dedicated_mask", "resources:PCPU")
+_NUMA_PREFIXES = ("hw:numa_cpus.", "hw:numa_mem.")
+
+
+def enabled_filters(config: dict) -> tuple[list[str], bool]:
+    """The filters nova-scheduler runs with, and whether that is Nova's default (the option unset)."""
+    given = deployed.values(config, "filter_scheduler", "enabled_filters")
+    if not given:
+        return list(NOVA_DEFAULT_FILTERS), True
+    return [n.strip() for v in given for n in str(v).split(",") if n.strip()], False
+
+
+def _numa_topology(specs: dict) -> bool:
+    if any(k in specs for k in _NUMA_KEYS) or any(k.startswith(_NUMA_PREFIXES) for k in specs):
+        return True
+    return str(specs.get("hw:cpu_policy") or "").lower() in ("dedicated", "mixed")
+
+
+def needed_filters(cloud) -> dict[str, list[str]]:
+    """``{filter: [why]}``: the filters the cloud's aliases and flavors need on nova-scheduler."""
+    needed: dict[str, list[str]] = {}
+    if cloud.aliases:
+        needed["PciPassthroughFilter"] = [f"[pci] alias has {len(cloud.aliases)} entry(ies)"]
+    for flavor in cloud.flavors:
+        specs = {str(k): v for k, v in (flavor.get("extra_specs") or {}).items()}
+        name = str(flavor.get("name"))
+        if specs.get("pci_passthrough:alias"):
+            needed.setdefault("PciPassthroughFilter", []).append(f"flavor {name} asks pci_passthrough:alias")
+        if _numa_topology(specs):
+            needed.setdefault("NUMATopologyFilter", []).append(f"flavor {name} has a NUMA topology")
+        if any(k.startswith("aggregate_instance_extra_specs:") for k in specs):
+            needed.setdefault("AggregateInstanceExtraSpecsFilter", []).append(
+                f"flavor {name} uses aggregate_instance_extra_specs"
+            )
+        if any(k.startswith("capabilities:") for k in specs):
+            needed.setdefault("ComputeCapabilitiesFilter", []).append(f"flavor {name} uses capabilities:")
+    return needed
+
+
+def check_filters(cloud) -> list[dict]:
+    found = []
+    needed = needed_filters(cloud)
+    for host, services in sorted(cloud.deployed.items()):
+        if "scheduler" not in services:
+            continue
+        enabled, default = enabled_filters(services["scheduler"])
+        missing = [name for name in sorted(needed) if name not in enabled]
+        if not missing:
+            continue
+        why = "; ".join(f"{name}: {', '.join(needed[name][:3])}" for name in missing)
+        if default:
+            runs = f"nova-scheduler runs Nova's {len(enabled)} default filters ([filter_scheduler] enabled_filters "
+            runs += "is unset)"
+            change = f"set [filter_scheduler] enabled_filters = {','.join([*enabled, *missing])} on nova-scheduler"
+        else:
+            runs = f"nova-scheduler's [filter_scheduler] enabled_filters lists {len(enabled)} filter(s)"
+            change = (
+                f"add {', '.join(missing)} to [filter_scheduler] enabled_filters of nova-scheduler, keeping the "
+                "filters listed now (a later file replaces the whole list)"
+            )
+        found.append(
+            finding(
+                host,
+                "scheduler_filter_missing",
+                f"{runs}, without {', '.join(missing)}, which the cloud needs ({why}): the scheduler then picks hosts "
+                "that cannot hold such instances, and their builds fail there",
+                f"{change} (nova/nova-scheduler.conf in the kolla layout); {NOVA_CONFIG}",
+            )
+        )
+    return found

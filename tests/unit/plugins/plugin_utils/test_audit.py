@@ -368,3 +368,50 @@ def test_the_super_conductor_counts_for_pci_in_placement(healthy):
     control["super-conductor"] = {"pci": copy.deepcopy(control["conductor"]["pci"])}
     (item,) = serious(run(cloud))
     assert item["code"] == "pci_in_placement_partial" and "nova-super-conductor" in item["message"]
+
+
+def test_every_code_has_its_row_in_the_docs_table_with_its_area():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[4] / "docs" / "audit.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("`") and cells[0].endswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    assert {code: rows.get(code) for code in CODES} == {code: area for code, (area, _s) in CODES.items()}
+
+
+def test_tables_show_every_message_and_fix_whole():
+    long = "x " * 400
+    (line,) = findings_mod.tables([findings_mod.finding("h1", "not_bound_vfio", long, long)])["host"][1:]
+    assert line.count("x") == 800 and "..." not in line
+
+
+def test_a_consumer_id_that_is_no_uuid_never_reaches_a_command(healthy):
+    cloud = copy.deepcopy(healthy)
+    t4 = _provider(cloud, "t4-01_0000:B0:00.0")
+    odd = "x; openstack project delete admin"
+    cloud["fleet"]["allocations"] = {odd: {"allocations": {t4["uuid"]: {"resources": {"CUSTOM_NVIDIA_T4": 1}}}}}
+    (item,) = serious(run(cloud))
+    assert item["code"] == "allocation_leaked" and item["host"] == "t4-01"
+    assert '"x; openstack project delete admin"' in item["message"]
+    assert "project delete" not in item["fix"] and "allocation delete" not in item["fix"]
+    with pytest.raises(AuditInputError, match="fleet.allocations"):
+        run(dict(cloud, fleet=dict(cloud["fleet"], allocations={"c": "not a mapping"})))
+    with pytest.raises(AuditInputError, match="instances must be a list of strings"):
+        run(cloud, instances="all of them")
+
+
+def test_a_gone_compute_node_in_use_is_an_error_even_when_its_consumers_are_not_read(healthy):
+    cloud = copy.deepcopy(healthy)
+    gone = copy.deepcopy(_provider(cloud, "mig-01"))
+    gone.update(uuid="0e0e0e0e-0000-4000-8000-0000000000aa", name="mig-02", root_provider_uuid=None)
+    gone["usages"] = {"VCPU": 8}
+    cloud["fleet"]["resource_providers"].append(gone)
+    (item,) = serious(run(cloud))
+    assert (item["code"], item["severity"], item["host"]) == ("compute_node_gone", "error", None)
+    assert "some consumer(s) still hold VCPU 8 there (accel_audit_allocations: true names them)" in item["message"]
+    assert "openstack resource provider show 0e0e0e0e-0000-4000-8000-0000000000aa --allocations" in item["fix"]
+    # named in the inventory (a host whose play did not run), it is no finding
+    assert serious(run(cloud, inventory_hosts=["mig-02"])) == []
