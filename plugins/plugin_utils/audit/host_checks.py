@@ -44,23 +44,32 @@ def check_host(cloud, host: str) -> list[dict]:
                         "to a slot with its own group (ACS), or remove the device from [pci] device_spec",
                     )
                 )
+    # One row per model, driver and managed tag on a host: eight GPUs on the wrong driver are one finding.
+    unbound: dict[tuple, list[str]] = {}
     for address in passthrough:
         device = by_address[address]
         tags = claimed[address]
         unmanaged = str(tags.get("managed", "yes")).lower() in ("no", "false", "0", "off")
         if device.get("driver") != "vfio-pci" and not device.get("mdev_types"):
-            found.append(
-                finding(
-                    host,
-                    "not_bound_vfio",
-                    f"{address} ({device.get('product_name') or device.get('product_id')}) is handed out for "
-                    f"passthrough but bound to {device.get('driver') or 'no driver'}"
-                    + (" and device_spec says managed: no, so libvirt will not rebind it" if unmanaged else ""),
-                    f"bind it to vfio-pci at boot (vfio-pci.ids, driver blacklist): {PREPARE}, then reboot it "
-                    "(accel_reboot: allowed) if the stage has already set that up",
-                    severity="error" if unmanaged else None,
-                )
+            model = device.get("product_name") or device.get("product_id")
+            unbound.setdefault((str(model), device.get("driver") or "no driver", unmanaged), []).append(address)
+    for (model, driver, unmanaged), addresses in sorted(unbound.items()):
+        which = (
+            f"{addresses[0]} ({model}) is"
+            if len(addresses) == 1
+            else f"{len(addresses)} devices ({model}: {', '.join(addresses)}) are"
+        )
+        found.append(
+            finding(
+                host,
+                "not_bound_vfio",
+                f"{which} handed out for passthrough but bound to {driver}"
+                + (" and device_spec says managed: no, so libvirt will not rebind it" if unmanaged else ""),
+                f"bind {'it' if len(addresses) == 1 else 'them'} to vfio-pci at boot (vfio-pci.ids, driver blacklist): "
+                f"{PREPARE}, then reboot (accel_reboot: allowed) if the stage has already set that up",
+                severity="error" if unmanaged else None,
             )
+        )
     found += _lost_vfs(cloud, host)
     found += _lost_vgpu_types(cloud, host)
     found += _vfs(cloud, host, compute, devices, by_address)

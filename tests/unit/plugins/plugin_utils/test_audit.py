@@ -415,3 +415,16 @@ def test_a_gone_compute_node_in_use_is_an_error_even_when_its_consumers_are_not_
     assert "openstack resource provider show 0e0e0e0e-0000-4000-8000-0000000000aa --allocations" in item["fix"]
     # named in the inventory (a host whose play did not run), it is no finding
     assert serious(run(cloud, inventory_hosts=["mig-02"])) == []
+
+
+def test_devices_of_one_model_on_the_wrong_driver_are_one_finding_naming_each(healthy, tmp_path):
+    cloud = copy.deepcopy(healthy)
+    prof = world.profile("configured-t4")
+    t4 = next(d for d in prof["devices"] if d["address"] == "0000:b0:00.0")
+    t4["driver"] = "nvidia"
+    prof["devices"].append(dict(t4, address="0000:b0:00.1", iommu_group=82))
+    _host(cloud, tmp_path, "t4-01", prof)
+    (item,) = [f for f in run(cloud)["findings"] if f["code"] == "not_bound_vfio"]
+    assert item["host"] == "t4-01"
+    assert item["message"].startswith("2 devices (") and "0000:b0:00.0, 0000:b0:00.1) are handed out" in item["message"]
+    assert "bound to nvidia" in item["message"] and item["fix"].startswith("bind them to vfio-pci")
