@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: accel.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Capture a host as a hardware profile of accel.openstack, read-only: what the simulated_host module rebuilds.

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: accel.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A local OpenStack Placement for trying the collection: SQLite, no authentication, 127.0.0.1 only.
@@ -102,11 +101,12 @@ def start(venv: str, workdir: str, port: int, settings: dict) -> dict:
             f"{venv}/bin/pip install openstack-placement==16.0.0"
         )
     workdir = os.path.abspath(workdir)
+    text = _conf(workdir, settings)  # refuses a bad setting before anything is written
     os.makedirs(workdir, exist_ok=True)
     stop(workdir)
     conf = os.path.join(workdir, "placement.conf")
     with open(conf, "w") as handle:
-        handle.write(_conf(workdir, settings))
+        handle.write(text)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_") and k != "PYTHONPATH"}
     env["OS_PLACEMENT_CONFIG_DIR"] = workdir
     if not os.path.exists(os.path.join(workdir, "placement.sqlite")):
