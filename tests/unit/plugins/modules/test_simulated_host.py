@@ -1,6 +1,7 @@
 """accel.openstack.simulated_host through its real main(): check mode, diff, idempotence, refusals."""
 
 import os
+import shutil
 
 import pytest
 import yaml
@@ -130,3 +131,20 @@ def test_a_profile_that_is_not_a_hardware_profile_names_what_is_missing(tmp_path
     assert result["msg"].startswith(
         "profile amd-epyc is not a hardware profile the simulation can build (vendor_id is missing)"
     )
+
+
+def test_a_link_planted_in_a_simulated_root_is_replaced_never_followed(tmp_path):
+    dest = tmp_path / "root"
+    run_module("simulated_host", _args(dest, "amd-epyc"))
+    outside = tmp_path / "outside"
+    (outside / "class").mkdir(parents=True)
+    (outside / "class" / "keep.txt").write_text("not the module's\n")
+    shutil.rmtree(dest / "sys")
+    (dest / "sys").symlink_to(outside)
+    checked = run_module("simulated_host", _args(dest, "amd-epyc"), check=True)
+    assert checked["changed"] and "/sys: link to " + str(outside) in checked["diff"]["before"]
+    assert run_module("simulated_host", _args(dest, "amd-epyc"))["changed"]
+    assert (outside / "class" / "keep.txt").read_text() == "not the module's\n"
+    assert sorted(p.name for p in outside.rglob("*")) == ["class", "keep.txt"]
+    assert (dest / "sys").is_dir() and not (dest / "sys").is_symlink()
+    assert (dest / "sys" / "bus" / "pci" / "devices").is_dir()
