@@ -57,7 +57,7 @@ def load_tables(path: str = TABLES) -> dict:
         models = yaml.safe_load(handle)["models"]
     for model in models.values():
         for profile in model["profiles"]:
-            starts, size = re.match(r"^\{([\d,]+)\}:(\d+)$", profile["placements"]).groups()
+            starts, size = re.match(r"^\{([\d,]+)\}:(\d+)\Z", profile["placements"]).groups()
             profile["starts"] = [int(s) for s in starts.split(",")]
             profile["size"] = int(size)
     return models
