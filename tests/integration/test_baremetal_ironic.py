@@ -2,7 +2,7 @@
 ironic_inspection_rule module against the real Ironic 39 (fake hardware, SQLite, noauth).
 
 Each node is inspected with the agent inspect interface: the test posts to ``/v1/continue_inspection``
-the inventory the inspection agent sends for a host of a hardware profile (tests/fixtures/hardware), and
+the inventory the inspection agent sends for a host of a hardware profile (roles/simulated_fleet/files/hardware), and
 reads the node back from Ironic: matching nodes carry the policy's resource class and traits, the
 others nothing. Nodes are then put in maintenance and inspected again with GPUs missing (their class
 and the collection's traits are taken away) and repaired (they come back); a renamed entry's rules are

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -21,13 +20,8 @@ def run(cmd, env=None, cwd=REPO):
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    out = tmp_path_factory.mktemp("build")
-    run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(out), REPO])
-    (tarball,) = [p for p in out.iterdir() if p.name.endswith(".tar.gz")]
-    with open(os.path.join(REPO, "galaxy.yml")) as handle:
-        version = yaml.safe_load(handle)["version"]
-    assert tarball.name == f"accel-openstack-{version}.tar.gz"
+def installed(collection_tarball, tmp_path_factory):
+    tarball = collection_tarball
     target = tmp_path_factory.mktemp("collections")
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(target), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="false")
     install = [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--force", "-p", str(target)]
@@ -53,6 +47,18 @@ def test_the_tarball_installs_without_tests_or_venvs(installed):
     assert (root / "plugins" / "modules" / "pci_facts.py").is_file()
     assert not (root / ".venv").exists()
     assert not (root / ".build").exists()
+
+
+def test_the_tarball_ships_the_simulation_the_capture_script_and_the_local_placement(installed):
+    target, _unused = installed
+    role = target / "ansible_collections" / "accel" / "openstack" / "roles" / "simulated_fleet" / "files"
+    shipped = sorted(p.name for p in (role / "hardware").iterdir())
+    assert shipped == sorted(os.listdir(os.path.join(REPO, "roles", "simulated_fleet", "files", "hardware")))
+    assert "hgx-h100.yml" in shipped and "pci.ids" in shipped
+    assert (role / "capture_host.py").is_file() and (role / "local_placement.py").is_file()
+    playbooks = target / "ansible_collections" / "accel" / "openstack" / "playbooks"
+    assert (playbooks / "try_it.yml").is_file()
+    assert not os.path.exists(os.path.join(REPO, "tests", "fixtures", "hardware")), "one copy of the profiles"
 
 
 @pytest.fixture(scope="module")

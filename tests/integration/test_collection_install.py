@@ -7,27 +7,17 @@ installed fresh from the tarball every time, into its own collections path. The 
 installed copy then runs the whole pipeline against a real Placement.
 """
 
-import hashlib
 import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
-import yaml
 
+from tests.integration.conftest import pinned
 from tests.support.fake_sysfs import main as build_roots
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _pin(name: str) -> str:
-    with open(os.path.join(REPO, "requirements", "test.txt")) as handle:
-        for line in handle:
-            if re.match(rf"{re.escape(name)}==", line.strip()):
-                return line.strip()
-    raise AssertionError(f"{name} is not pinned in requirements/test.txt")
 
 
 def run(cmd, **kwargs):
@@ -37,27 +27,7 @@ def run(cmd, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def user_venv():
-    """A venv with ansible-core and the collection's requirements.txt only."""
-    with open(os.path.join(REPO, "requirements.txt")) as handle:
-        wanted = [_pin("ansible-core"), handle.read()]
-    key = hashlib.sha256("\n".join([sys.version, *wanted]).encode()).hexdigest()[:12]
-    venv = os.path.join(REPO, ".build", f"user-venv-{key}")
-    if not os.path.exists(os.path.join(venv, ".stamp")):
-        run([sys.executable, "-m", "venv", "--clear", venv])
-        pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        run([*pip, wanted[0], "-r", os.path.join(REPO, "requirements.txt")])
-        open(os.path.join(venv, ".stamp"), "w").close()
-    return os.path.join(venv, "bin")
-
-
-@pytest.fixture(scope="module")
-def installed(user_venv, tmp_path_factory):
-    out = tmp_path_factory.mktemp("tarball")
-    run([os.path.join(user_venv, "ansible-galaxy"), "collection", "build", "--output-path", str(out), REPO])
-    with open(os.path.join(REPO, "galaxy.yml")) as handle:
-        version = yaml.safe_load(handle)["version"]
-    tarball = out / f"accel-openstack-{version}.tar.gz"
+def installed(user_venv, collection_tarball, tmp_path_factory):
     target = tmp_path_factory.mktemp("collections")
     env = {
         "PATH": user_venv + os.pathsep + os.environ["PATH"],
@@ -67,13 +37,14 @@ def installed(user_venv, tmp_path_factory):
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_LOCALHOST_WARNING": "false",
     }
-    run([os.path.join(user_venv, "ansible-galaxy"), "collection", "install", "-p", str(target), str(tarball)], env=env)
+    galaxy = os.path.join(user_venv, "ansible-galaxy")
+    run([galaxy, "collection", "install", "-p", str(target), str(collection_tarball)], env=env)
     return target / "ansible_collections" / "accel" / "openstack", env
 
 
 def test_the_venv_holds_ansible_core_and_the_requirements_only(user_venv):
     frozen = run([os.path.join(user_venv, "python"), "-m", "pip", "freeze"]).lower()
-    assert _pin("ansible-core").lower() in frozen
+    assert pinned("ansible-core").lower() in frozen
     assert not re.search(r"^ansible==", frozen, re.MULTILINE), "the full ansible package would bring openstack.cloud"
     assert "openstacksdk==" in frozen
 

@@ -73,7 +73,7 @@ def ironic_venv() -> str:
 def agent_inventory(profile: dict, keep=None, mac: str = "52:54:00:00:00:01") -> dict:
     """What the inspection agent posts to ``/v1/continue_inspection`` for a host of ``profile``.
 
-    ``profile`` is a hardware profile (tests/fixtures/hardware, through ``fake_sysfs.load_profile``);
+    ``profile`` is a hardware profile (roles/simulated_fleet/files/hardware, through ``fake_sysfs.load_profile``);
     ``keep(device)`` chooses the devices the node holds (all by default). The PCI devices go in the
     top-level ``pci_devices`` list, one ``{vendor_id, product_id, class, revision, bus}`` each, as the
     agent's PCI collector sends them; ``interfaces``, ``cpu.architecture`` and ``memory`` are required.

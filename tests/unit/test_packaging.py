@@ -58,6 +58,20 @@ def test_build_ignore_leaves_out_tests_benchmarks_and_tool_configs():
     assert not ignored & {"docs", "requirements.txt", "bindep.txt", "meta", "playbooks", "roles", "plugins"}
 
 
+def test_galaxy_yml_holds_only_keys_of_ansible_galaxys_schema_and_no_placeholder_url():
+    from ansible.galaxy import collection
+
+    schema = os.path.join(os.path.dirname(collection.__file__), "..", "data", "collections_galaxy_meta.yml")
+    with open(schema) as handle:
+        known = {entry["key"] for entry in yaml.safe_load(handle)}
+    galaxy = load("galaxy.yml")
+    assert set(galaxy) <= known, set(galaxy) - known
+    urls = {key: galaxy[key] for key in ("repository", "homepage", "documentation", "issues") if key in galaxy}
+    assert urls == {}, "the collection has no public home: galaxy.yml names no URL (docs/decisions.md)"
+    with open(os.path.join(REPO, "galaxy.yml")) as handle:
+        assert ".invalid" not in handle.read()
+
+
 def test_every_version_added_names_the_collections_version():
     version = load("galaxy.yml")["version"]
     found = []

@@ -1,0 +1,139 @@
+"""docs/install.md "Try it first", word for word, from the built tarball installed with ansible-core only.
+
+The collection is installed where ``ansible-galaxy collection install`` puts it by default (a fresh
+``$HOME/.ansible/collections``, the only collections path), ``$HOME/placement-venv`` is the real
+Placement 16 the tests use (``make placement-venv``), and the first-run command of the docs runs as a user
+types it (bash, in an empty directory): it builds the simulated fleet from the shipped profiles, starts
+and stops its local Placement and runs site.yml's stages. Then the read-only plan of the same page
+(``site.yml --check --diff``) runs on fresh simulated roots and must leave them and Placement as they were.
+"""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from ansible_collections.accel.openstack.plugins.module_utils._simulate.simulated_root import MARKER, read_tree
+from tests.support.fake_sysfs import build_inventory_roots, inventory_profiles
+from tests.support.placement_server import placement_venv
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(REPO, "docs", "install.md")
+
+
+def documented(prefix: str) -> str:
+    """The one line of a sh block in docs/install.md that starts with ``prefix``."""
+    with open(DOC) as handle:
+        blocks = re.findall(r"```sh\n(.*?)```", handle.read(), re.DOTALL)
+    lines = [line for block in blocks for line in block.splitlines() if line.startswith(prefix)]
+    assert len(lines) == 1, lines
+    return lines[0].split("   #")[0].strip()
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie that no parent has reaped yet does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def bash(command: str, cwd, env, timeout=900):
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def user_home(user_venv, collection_tarball, tmp_path_factory):
+    """A user's fresh home: the tarball installed at the default path, the Placement venv at the docs' path."""
+    home = tmp_path_factory.mktemp("home")
+    env = {
+        "PATH": user_venv + os.pathsep + os.environ["PATH"],
+        "HOME": str(home),
+        "ANSIBLE_COLLECTIONS_PATH": str(home / ".ansible" / "collections"),
+        "ANSIBLE_COLLECTIONS_SCAN_SYS_PATH": "false",
+        "ANSIBLE_NOCOLOR": "1",
+    }
+    done = bash(f"ansible-galaxy collection install {collection_tarball}", home, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    os.symlink(os.path.abspath(placement_venv()), home / "placement-venv")
+    return home, env
+
+
+def test_the_documented_first_run_builds_the_simulated_fleet_and_validates_its_flavors(user_home, tmp_path):
+    home, env = user_home
+    command = documented("ansible-playbook accel.openstack.try_it ")
+    done = bash(command, tmp_path, env)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    recap = done.stdout[done.stdout.index("PLAY RECAP") :]
+    assert not re.search(r"failed=[1-9]|unreachable=[1-9]", recap), recap
+    run_dir = tmp_path / "accel-try-it"
+    inventory = home / ".ansible/collections/ansible_collections/accel/openstack/inventories/demo/hosts.yml"
+    hosts = inventory_profiles(str(inventory))
+    assert len(hosts) == 8
+    for host, profile in hosts.items():
+        marker = json.loads((run_dir / "roots" / host / MARKER.lstrip("/")).read_text())
+        assert marker == {"profile": profile, "written_by": "accel.openstack.simulated_host"}
+    report = json.loads((run_dir / "validate-report.json").read_text())["flavors"]
+    outcomes = {f["name"]: (f["outcome"], f["ok"]) for f in report["flavors"]}
+    assert report["ok"] is True
+    assert outcomes.pop("gpu.h100-typo") == ("rejected_by_placement", True)  # declared expect: unplaceable
+    assert set(outcomes.values()) == {("fits", True)} and len(outcomes) == 8, outcomes
+    assert (run_dir / "kolla-config" / "nova" / "hgx-01" / "nova.conf").is_file()
+    # Its local Placement was started for the run and is gone after it.
+    assert re.search(r"A local Placement listens on http://127\.0\.0\.1:\d+", done.stdout)
+    assert not (run_dir / "placement" / "placement.pid").exists()
+    assert "auth_strategy = noauth2" in (run_dir / "placement" / "placement.conf").read_text()
+    # A second run rebuilds the roots the pipeline changed and converges again.
+    again = bash(command, tmp_path, env)
+    assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
+
+
+def test_the_read_only_plan_writes_nothing(user_home, placement, tmp_path):
+    home, env = user_home
+    collection = home / ".ansible/collections/ansible_collections/accel/openstack"
+    build_inventory_roots(str(collection / "inventories/demo/hosts.yml"), str(tmp_path / "run" / "roots"))
+    before = read_tree(str(tmp_path / "run"))
+    providers = placement.request("GET", "/resource_providers")[1]
+    command = documented("ansible-playbook accel.openstack.site -i <inventory> --check --diff")
+    command = command.replace("<inventory>", str(collection / "inventories" / "demo"))
+    command += " -e " + json.dumps(json.dumps({"accel_placement_auth": placement.auth}))
+    done = bash(command, tmp_path, dict(env, ACCEL_DEMO_DIR=str(tmp_path / "run")))
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert "Nova config would change on epyc-01, hgx-01, legacy-01, mig-01, net-01, vgpu-a16-01" in done.stdout
+    assert "+++ after: /etc/modprobe.d/accel-openstack-vfio.conf" in done.stdout  # the plan, as a diff
+    assert read_tree(str(tmp_path / "run")) == before
+    assert placement.request("GET", "/resource_providers")[1] == providers
+    assert placement.request("GET", "/traits?name=startswith:CUSTOM_")[1] == {"traits": []}
+
+
+def test_the_local_placement_script_starts_stops_and_refuses_unknown_settings(user_home, tmp_path):
+    home, env = user_home
+    script = (
+        home / ".ansible/collections/ansible_collections/accel/openstack/roles/simulated_fleet/files/local_placement.py"
+    )
+    venv = home / "placement-venv"
+    settings = json.dumps({"max_allocation_candidates": 1000})
+    start = f"python3 {script} start --venv {venv} --workdir {tmp_path}/p --settings '{settings}'"
+    first = bash(start, tmp_path, env)
+    assert first.returncode == 0, first.stderr
+    started = json.loads(first.stdout)
+    assert started["auth"] == {"auth_type": "admin_token", "auth": {"endpoint": started["url"], "token": "admin"}}
+    assert "[placement]\nmax_allocation_candidates = 1000\n" in (tmp_path / "p" / "placement.conf").read_text()
+    second = bash(start, tmp_path, env)  # a second start stops the first
+    assert second.returncode == 0, second.stderr
+    assert running(started["pid"]) is False
+    pid = json.loads(second.stdout)["pid"]
+    assert running(pid) is True
+    stopped = bash(f"python3 {script} stop --workdir {tmp_path}/p", tmp_path, env)
+    assert json.loads(stopped.stdout) == {"stopped": True} and running(pid) is False
+    bad = bash(
+        f"python3 {script} start --venv {venv} --workdir {tmp_path}/q --settings '{{\"workers\": 4}}'", tmp_path, env
+    )
+    assert (
+        bad.returncode == 1
+        and "workers is not a Placement setting this script knows; give max_allocation_candidates" in bad.stderr
+    )
+    assert not (tmp_path / "q").exists()  # refused before anything is written
