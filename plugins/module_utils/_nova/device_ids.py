@@ -22,7 +22,9 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 
 ANY = "*"
 MAX_ID = 0xFFFF
-ALIAS_ID = re.compile(r"^[\da-fA-F]{4}$")  # searched, as a JSON schema pattern is
+# Searched, as Nova's JSON schema pattern "^[\da-fA-F]{4}$" is: "$" also matches before one final newline,
+# which is written out here (\n?\Z) so that no pattern of the collection ends in "$".
+ALIAS_ID = re.compile(r"^[\da-fA-F]{4}\n?\Z")
 
 
 class DeviceIdError(AccelError, ValueError):
