@@ -52,7 +52,6 @@ MAX_PLACEMENT_RESULTS = 1000
 GROUP_KEY = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)\Z")
 CPU_POLICIES = ("shared", "dedicated", "mixed")
 CPU_THREAD_POLICIES = ("prefer", "isolate", "require")
-EMULATOR_THREADS_POLICIES = ("share", "isolate")
 PCI_NUMA_POLICIES = ("required", "legacy", "preferred", "socket")
 PCI_DEVICE_TYPES = ("type-PCI", "type-PF", "type-VF")
 HYPERTHREADING = "HW_CPU_HYPERTHREADING"
@@ -60,7 +59,6 @@ OWNER_NOVA = "OWNER_NOVA"
 STATUS_DISABLED = "COMPUTE_STATUS_DISABLED"
 ACCELERATORS = "COMPUTE_ACCELERATORS"
 SOCKET_PCI_NUMA_AFFINITY = "COMPUTE_SOCKET_PCI_NUMA_AFFINITY"
-VIRTIO_PACKED = "COMPUTE_NET_VIRTIO_PACKED"
 _ALIAS_KEYS = {
     "name",
     "capability_type",

@@ -17,30 +17,11 @@ The first link that breaks is named, with what is wrong and the fix; later links
 
 from __future__ import annotations
 
-import json
-
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.device_profiles import group_needs
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
 OWNER_CYBORG = "OWNER_CYBORG"
 LINKS = ("cyborg", "placement", "profile")
-
-
-def deployable_attributes(deployable: dict) -> tuple[str | None, set[str]]:
-    """The resource class and traits a deployable's attributes declare (``rc``, ``trait0``, ...)."""
-    raw = deployable.get("attributes_list")
-    try:
-        items = json.loads(raw) if isinstance(raw, str) else (raw or [])
-    except ValueError:
-        items = []
-    rc, traits = None, set()
-    for item in items if isinstance(items, list) else []:
-        for key, value in item.items() if isinstance(item, dict) else []:
-            if key == "rc" and isinstance(value, str):
-                rc = value
-            elif isinstance(key, str) and key.startswith("trait") and isinstance(value, str):
-                traits.add(value)
-    return rc, traits
 
 
 def _link(name: str, ok: bool, detail: str, fix: str | None = None) -> dict:

@@ -48,7 +48,6 @@ DROP_IN = "/etc/default/grub.d/99-accel-openstack.cfg"
 GRUB_VARS = ("GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT")
 STATE_PRESENT = "# accel-openstack present:"
 STATE_ABSENT = "# accel-openstack absent:"
-BACKENDS = ("grub", "grubby", "systemd-boot", "kernelstub")
 ESP_DIRS = ("/efi", "/boot/efi", "/boot")
 
 
