@@ -32,11 +32,12 @@ def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findin
     extra = check("audit_cloud", "extra_findings", extra_findings, "list", optional=True)
     for name in ("hypervisor_hostnames", "flavor_options"):
         check("audit_cloud", name, options.get(name), "mapping", optional=True)
-    unknown = sorted(set(options) - {"hypervisor_hostnames", "flavor_options"})
+    check("audit_cloud", "playbook_form", options.get("playbook_form"), "string", optional=True)
+    unknown = sorted(set(options) - {"hypervisor_hostnames", "flavor_options", "playbook_form"})
     if unknown:
         raise AuditInputError(
             f"audit_cloud: unknown option(s) {', '.join(unknown)}; known: flavors, policy, extra_findings, "
-            "hypervisor_hostnames, flavor_options"
+            "hypervisor_hostnames, flavor_options, playbook_form"
         )
     return audit_cloud(hosts, deployed, fleet, list(flavors), policy, extra, **options)
 
