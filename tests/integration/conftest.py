@@ -1,7 +1,10 @@
 """Fixtures that start the real services the integration tests talk to."""
 
+import pathlib
+
 import pytest
 
+from tests.support import installed_collection as user_install
 from tests.support.cyborg_server import CyborgServer
 from tests.support.ironic_server import IronicServer
 from tests.support.placement_server import PlacementServer
@@ -39,3 +42,19 @@ def cyborg(tmp_path_factory):
     server.start()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def user_venv():
+    """The bin directory of a venv with ansible-core and the collection's requirements.txt only."""
+    return user_install.user_venv()
+
+
+@pytest.fixture(scope="session")
+def installed_collection(user_venv, tmp_path_factory):
+    """The built tarball installed into a fresh collections path, once for the run: (the installed
+    collection's directory as a Path, the environment that runs its playbooks)."""
+    root, env = user_install.install(
+        user_venv, str(tmp_path_factory.mktemp("tarball")), str(tmp_path_factory.mktemp("collections"))
+    )
+    return pathlib.Path(root), env
