@@ -84,6 +84,8 @@ def test_the_installed_collection_audits_the_demo_by_fqcn(installed_collection, 
     report = json.loads((tmp_path / "accel-audit.json").read_text())
     assert sorted(((f["severity"], f["host"], f["code"]) for f in report["findings"]), key=str) == DEMO_FINDINGS
     assert "audit: 1 error, 15 warnings and 1 info finding" in out
+    unreserved = next(f for f in report["findings"] if f["code"] == "gpu_host_unreserved")
+    assert len(unreserved["fix"]) > 140 and unreserved["fix"] in out  # the table shows it whole
     fixes = " ".join(f["fix"] for f in report["findings"])
     assert "playbooks/" not in fixes
     assert "run accel.openstack.prepare_hosts for this host" in fixes

@@ -118,12 +118,12 @@ def reached(findings: list[dict], fail_on: str) -> bool:
     return any(SEVERITIES.index(f["severity"]) <= worst for f in findings)
 
 
-def _cell(text: object, width: int) -> str:
-    text = " ".join(str(text if text is not None else "-").split())
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _cell(text: object) -> str:
+    """The whole text on one line (a fix cut short would not say what to do)."""
+    return " ".join(str(text if text is not None else "-").split())
 
 
-def tables(findings: list[dict], width: int = 70) -> dict[str, list[str]]:
+def tables(findings: list[dict]) -> dict[str, list[str]]:
     """One table per area that has findings: ``host | code | message | fix`` rows, severity first."""
     found: dict[str, list[str]] = {}
     for item in ordered(findings):
@@ -132,10 +132,10 @@ def tables(findings: list[dict], width: int = 70) -> dict[str, list[str]]:
             " | ".join(
                 (
                     item["severity"],
-                    _cell(item["host"], 30),
+                    _cell(item["host"]),
                     item["code"],
-                    _cell(item["message"], width * 2),
-                    _cell(item["fix"], width * 2),
+                    _cell(item["message"]),
+                    _cell(item["fix"]),
                 )
             )
         )
