@@ -22,7 +22,7 @@ def _device_policy_from_nova(deployed, facts=None):
     return adopt(computes, {h: facts.get(h) or {} for h in computes}, aliases)
 
 
-OPTIONS = ("hypervisor_hostnames", "flavor_options", "inventory_hosts", "instances")
+OPTIONS = ("hypervisor_hostnames", "flavor_options", "inventory_hosts", "instances", "playbook_form")
 
 
 @filter_errors
@@ -37,6 +37,7 @@ def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findin
         check("audit_cloud", name, options.get(name), "mapping", optional=True)
     for name in ("inventory_hosts", "instances"):
         check("audit_cloud", name, options.get(name), "list", optional=True)
+    check("audit_cloud", "playbook_form", options.get("playbook_form"), "string", optional=True)
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise AuditInputError(

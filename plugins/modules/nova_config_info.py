@@ -13,7 +13,8 @@ description:
     Kolla-Ansible's precedence per service and host (C(global.conf), C(nova.conf),
     C(nova/nova-<service>.conf), C(nova/<host>/nova.conf), and C(nova/<host>/nova-<service>.conf) for
     nova-compute and nova-conductor); a key in a later file replaces the whole list of an earlier one.
-    Values that still hold a Jinja expression are returned as written and listed in RV(templated).
+    Values that still hold a Jinja expression are returned as written and listed in RV(templated). A
+    O(config_dir) that cannot be read is named in RV(config_dir_problem).
   - O(layout=nova_conf_d) reads O(nova_conf) and every C(*.conf) of O(config_dir) in name order, as
     oslo.config reads them (multi-valued options such as C([pci] device_spec) and C([pci] alias)
     accumulate over the files, others take the last value).
@@ -135,6 +136,14 @@ sources:
   returned: success
   type: dict
   sample: {gpu-node-1: {compute: [/etc/kolla/config/nova/gpu-node-1/nova.conf]}}
+config_dir_problem:
+  description:
+    - With O(layout=kolla), why O(config_dir) cannot be read (it does not exist, is not a directory, or is not
+      readable), else null. Every override file is optional, so a missing directory otherwise reads as a cloud
+      with no override; the audit reports it as one finding instead.
+  returned: with O(layout=kolla)
+  type: str
+  sample: /etc/kolla/config does not exist
 templated:
   description: C(host/service section.key) of every value that still holds a Jinja expression.
   returned: success

@@ -26,7 +26,7 @@ import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from tests.support import audit_cloud as world
-from tests.support.ansible_runner import run_module, run_playbook, task_results
+from tests.support.ansible_runner import REPO, run_module, run_playbook, task_results
 from tests.support.placement_loader import load_fleet
 
 pytestmark = pytest.mark.placement
@@ -219,6 +219,94 @@ def test_the_audit_reads_the_servers_and_reports_an_allocation_no_server_holds(c
         assert [f for f in json.loads(read(cloud, "accel-audit.json"))["findings"] if f["severity"] != "info"] == []
     finally:
         placement.request("DELETE", f"/allocations/{consumer}")
+
+def kolla_inventory(cloud, tmp_path, **changes) -> str:
+    """The cloud's inventory with Kolla's globals.yml in ``tmp_path`` (node_custom_config: Kolla's override
+    directory unless ``node_custom_config`` says another) instead of accel_kolla_config_dir, and with no report
+    path, so the audit writes where ansible-playbook runs; ``changes`` are further variables."""
+    with open(cloud["inventory"]) as handle:
+        inventory = yaml.safe_load(handle)
+    variables = inventory["all"]["vars"]
+    del variables["accel_kolla_config_dir"], variables["accel_audit_report"]
+    node_custom_config = changes.pop("node_custom_config", os.path.join(cloud["top"], "kolla"))
+    (tmp_path / "globals.yml").write_text(yaml.safe_dump({"node_custom_config": node_custom_config}))
+    variables.update(accel_kolla_globals_file=str(tmp_path / "globals.yml"), **changes)
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    return str(tmp_path / "hosts.yml")
+
+
+AUDIT = os.path.join(REPO, "playbooks", "audit.yml")
+
+
+def test_audit_reads_kollas_node_custom_config_and_writes_where_ansible_playbook_runs(cloud, placement, tmp_path):
+    """No accel_kolla_config_dir: the directory comes from globals.yml, as for the nova_config stage; no
+    report path: the report and the adopted policy go to ansible-playbook's working directory."""
+    work = tmp_path / "work"
+    work.mkdir()
+    before = sorted(os.listdir(os.path.join(REPO, "playbooks")))
+    report = run_playbook(AUDIT, kolla_inventory(cloud, tmp_path), cwd=str(work))
+    assert report["rc"] == 0, failures(report)
+    assert sorted(os.listdir(work)) == ["accel-adopted-policy.yml", "accel-audit.json"]
+    written = json.loads((work / "accel-audit.json").read_text())
+    assert [f for f in written["findings"] if f["severity"] != "info"] == []
+    assert {e["name"] for e in yaml.safe_load((work / "accel-adopted-policy.yml").read_text())["accel_device_policy"]}
+    assert sorted(os.listdir(os.path.join(REPO, "playbooks"))) == before
+    (counted,) = task_results(report, "Show the counts").values()
+    info = written["counts"]["info"]
+    assert counted["msg"] == f"audit: 0 errors, 0 warnings and {info} info finding{'' if info == 1 else 's'}"
+
+
+@pytest.mark.parametrize("chosen_by", ["node_custom_config", "accel_kolla_config_dir"])
+def test_a_missing_kolla_config_dir_is_one_finding_and_no_adopted_policy(cloud, placement, tmp_path, chosen_by):
+    """With the device policy set, an unread directory used to read as a cloud without any override: a drift
+    and an inventory mismatch per host, each telling to restart nova-compute, and an empty adopted policy."""
+    missing = str(tmp_path / "no-such-kolla-config")
+    changes = {chosen_by: missing}
+    inventory = kolla_inventory(cloud, tmp_path, **changes)
+    (tmp_path / "work").mkdir()
+    before = state(cloud, placement)
+    report = run_playbook(AUDIT, inventory, cwd=str(tmp_path / "work"))
+    assert report["rc"] != 0
+    assert state(cloud, placement) == before
+    assert sorted(os.listdir(tmp_path / "work")) == ["accel-audit.json"]  # no adopted policy
+    written = json.loads((tmp_path / "work" / "accel-audit.json").read_text())
+    (item,) = [f for f in written["findings"] if f["severity"] != "info"]
+    assert (item["host"], item["area"], item["code"], item["severity"]) == (
+        None,
+        "nova",
+        "nova_config_unreadable",
+        "error",
+    )
+    assert f"Kolla-Ansible's config directory {missing} does not exist" in item["message"]
+    if chosen_by == "node_custom_config":
+        assert f"chosen by node_custom_config (Kolla-Ansible's globals: {tmp_path}/globals.yml and its globals.d)" in (
+            " ".join(item["message"].split())
+        )
+    else:
+        assert item["message"].rstrip().endswith("The directory is chosen by accel_kolla_config_dir.")
+    assert "restart nova-compute" not in json.dumps(written["findings"])
+    (failed,) = task_results(report, "Fail when a finding reaches accel_audit_fail_on").values()
+    assert re.match(r"The audit found 1 error, 0 warnings and \d+ info findings?; it fails at error\.", failed["msg"])
+    assert "{" not in failed["msg"]
+
+
+def test_report_paths_are_checked_before_anything_is_read(cloud, placement, tmp_path):
+    (tmp_path / "work").mkdir()
+    refused = run_playbook(AUDIT, cloud["inventory"], {"accel_audit_report": str(tmp_path / "gone" / "a.json")})
+    assert refused["rc"] != 0
+    (failed,) = [r for r in task_results(refused, "Refuse a report or policy path whose directory does not exist, "
+                                                   "before anything is read").values()]  # fmt: skip
+    assert failed["results"][0]["msg"] == (
+        f"accel_audit_report is {tmp_path}/gone/a.json, but its directory {tmp_path}/gone does not exist: create it, "
+        "or give an existing directory with accel_audit_dir (or another file with accel_audit_report); an empty "
+        "accel_audit_report writes no file."
+    )
+    assert task_results(refused, "Read the host's accelerators, IOMMU groups, VFs, vGPU types and MIG state") == {}
+    none = run_playbook(AUDIT, kolla_inventory(cloud, tmp_path, accel_audit_dir=""), cwd=str(tmp_path / "work"))
+    assert none["rc"] == 0, failures(none)
+    assert os.listdir(tmp_path / "work") == []
+    (skipped,) = task_results(none, "Write the JSON report (on the controller, in check mode too)").values()
+    assert skipped.get("skipped") is True
 
 
 def test_audit_fails_at_an_error_and_still_changes_nothing(cloud, placement):

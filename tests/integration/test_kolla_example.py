@@ -251,3 +251,64 @@ def test_globals_d_cannot_bring_back_the_devname_whitelist(site):
         assert nova_files(site) == before
     finally:
         sriov.unlink()
+
+
+def boot(root: str) -> list[str]:
+    """What the next boot does to a simulated host: the devices whose IDs the prepare stage gave vfio-pci
+    (``options vfio-pci ids=`` in its modprobe.d file) come up on vfio-pci. Returns the addresses moved."""
+    ids: set[str] = set()
+    with open(os.path.join(root, "etc", "modprobe.d", "accel-openstack-vfio.conf")) as handle:
+        for line in handle:
+            if line.startswith("options vfio-pci ids="):
+                ids.update(line.split("=", 1)[1].strip().split(","))
+    vfio = os.path.join(root, "sys", "bus", "pci", "drivers", "vfio-pci")
+    os.makedirs(vfio, exist_ok=True)
+    moved = []
+    devices = os.path.join(root, "sys", "bus", "pci", "devices")
+    for address in sorted(os.listdir(devices)):
+        path = os.path.realpath(os.path.join(devices, address))
+        with open(os.path.join(path, "vendor")) as vendor, open(os.path.join(path, "device")) as device:
+            pci_id = f"{vendor.read().strip()[2:]}:{device.read().strip()[2:]}"
+        link = os.path.join(path, "driver")
+        if pci_id not in ids or (os.path.lexists(link) and os.path.realpath(link) == os.path.realpath(vfio)):
+            continue
+        if os.path.lexists(link):
+            os.unlink(os.path.join(os.path.realpath(link), address))
+            os.unlink(link)
+        os.symlink(os.path.relpath(vfio, path), link)
+        os.symlink(os.path.relpath(path, vfio), os.path.join(vfio, address))
+        moved.append(address)
+    return moved
+
+
+def test_the_installed_collection_audits_the_converged_cloud(
+    site, placement, installed_collection, user_venv, tmp_path
+):
+    """``ansible-playbook accel.openstack.audit`` from the installed tarball (ansible-core and requirements.txt
+    only), with the example's inventory as shipped in it: the audit reads the override directory Kolla's
+    globals.yml names (node_custom_config), as the nova_config stage wrote it, and once gpu-01 has rebooted
+    into the vfio-pci binding the prepare stage set up, the cloud the Kolla loop converged has no finding at
+    warning or above. The report lands where ansible-playbook runs; Placement and the overrides stay as they
+    were."""
+    root, env = installed_collection
+    moved = boot(str(site / "roots" / "gpu-01"))
+    assert len(moved) == 8, moved  # the H100s; nothing else of the host had been given to vfio-pci
+    before, files = snapshot(placement), nova_files(site)
+    example = root / "inventories" / "kolla-example"
+    cmd = [
+        os.path.join(user_venv, "ansible-playbook"),
+        "accel.openstack.audit",
+        *("-i", str(example / "multinode"), "-i", str(site / "simulated.yml")),
+        *("-e", "@" + str(site / "extra.json")),
+        *("-e", json.dumps({"ansible_python_interpreter": os.path.join(user_venv, "python")})),
+    ]
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["accel-adopted-policy.yml", "accel-audit.json"]
+    report = json.loads((tmp_path / "accel-audit.json").read_text())
+    assert [f for f in report["findings"] if f["severity"] != "info"] == []
+    # the Nova config was read from node_custom_config: the adopted policy is the example's own
+    adopted = {e["name"]: e for e in report["adopted"]["accel_device_policy"]}
+    assert adopted["h100"]["resource_class"] == "CUSTOM_NVIDIA_H100", adopted
+    assert report["adopted"]["accel_nova_pci_in_placement"] is True
+    assert snapshot(placement) == before and nova_files(site) == files

@@ -81,9 +81,11 @@ def run_playbook(
     diff: bool = False,
     timeout: int = 300,
     limit: str | None = None,
+    cwd: str = REPO,
     **env: str,
 ) -> dict:
-    """Run a playbook; return the json callback's report plus ``rc`` and ``stderr``.
+    """Run a playbook (a path from ``cwd``, the repository by default, or a playbook's FQCN); return the json
+    callback's report plus ``rc`` and ``stderr``.
 
     ``report["stats"][host]`` holds ``changed``, ``failures``, ``ok`` ... for each host.
     """
@@ -97,7 +99,7 @@ def run_playbook(
     if limit:
         cmd += ["--limit", limit]
     proc = subprocess.run(
-        cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=timeout, check=False
+        cmd, cwd=cwd, env=ansible_env(**env), capture_output=True, text=True, timeout=timeout, check=False
     )
     try:
         report = json.loads(proc.stdout[proc.stdout.index("{") :])

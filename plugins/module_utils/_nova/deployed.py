@@ -25,6 +25,7 @@ a deprecated name to its option, so the result is what Nova's parsers see.
 from __future__ import annotations
 
 import json
+import os
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import oslo_ini
@@ -165,6 +166,25 @@ def _check_host(name: object, option: str) -> str:
     if problem:
         raise DeployedConfigError(f"{option} {name!r} {problem}; give the inventory hostname")
     return str(name)
+
+
+def config_dir_problem(root: HostRoot, config_dir: str) -> str | None:
+    """Why Kolla-Ansible's override directory cannot be read (it is missing, not a directory, or not
+    readable), or None. Every override file is optional, so without this check a missing directory
+    reads as a cloud with no override at all."""
+    try:
+        real = root.path(config_dir)
+        with os.scandir(real):
+            pass
+    except HostRootError as exc:
+        return str(exc)
+    except FileNotFoundError:
+        return f"{config_dir} does not exist"
+    except NotADirectoryError:
+        return f"{config_dir} is not a directory"
+    except OSError as exc:
+        return f"{config_dir} cannot be read ({exc.strerror or exc})"
+    return None
 
 
 def read_kolla(root: HostRoot, config_dir: str, hosts: dict[str, list[str]]) -> dict:
@@ -354,7 +374,8 @@ def read_placement(root: HostRoot, params: dict) -> tuple[dict, list[str]]:
 
 
 def read_configs(root: HostRoot, params: dict) -> dict:
-    """The ``nova_config_info`` module's answer: ``{deployed, sources, templated}``."""
+    """The ``nova_config_info`` module's answer: ``{deployed, sources, templated}``, and for the kolla
+    layout ``config_dir_problem``."""
     layout = params.get("layout") or "kolla"
     hosts = {}
     given = list(params.get("hosts") or [])
@@ -372,8 +393,11 @@ def read_configs(root: HostRoot, params: dict) -> dict:
         if name in hosts:
             raise DeployedConfigError(f"hosts[{index}]: {name} is given twice; list each host once")
         hosts[name] = list(item.get("services") or ["compute"])
+    problem: dict = {}
     if layout == "kolla":
-        found = read_kolla(root, params.get("config_dir") or "/etc/kolla/config", hosts)
+        config_dir = params.get("config_dir") or "/etc/kolla/config"
+        problem = {"config_dir_problem": config_dir_problem(root, config_dir)}
+        found = read_kolla(root, config_dir, hosts)
     elif layout == "nova_conf_d":
         if len(hosts) != 1:
             raise DeployedConfigError("layout nova_conf_d reads one host's files: give exactly one host in hosts")
@@ -390,6 +414,7 @@ def read_configs(root: HostRoot, params: dict) -> dict:
         placement = {"placement_config": settings, "placement_sources": sources}
     return {
         **placement,
+        **problem,
         "deployed": {h: e["services"] for h, e in found.items()},
         "sources": {h: e["sources"] for h, e in found.items()},
         "templated": sorted(

@@ -20,7 +20,8 @@ a leaked allocation). The snapshot's optional ``allocations`` (placement_info's 
 who holds what.
 
 It returns ``{"findings", "counts", "adopted"}``; ``extra_findings`` (e.g. a Cyborg ARQ report) are
-checked for the findings' shape and joined to the list.
+checked for the findings' shape and joined to the list. The option ``playbook_form`` (``path``, the
+default, or ``fqcn``) says how the texts name the collection's playbooks (``plugin_utils/playbooks.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings imp
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import parse_aliases
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet
 from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import pci_pools
+from ansible_collections.accel.openstack.plugins.plugin_utils.playbooks import name_playbooks
 
 MAX_HOSTS = 100000
 
@@ -231,7 +233,10 @@ def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_fi
             )
         )
     found += checked(extra_findings)
-    found = ordered(found)
+    # Playbooks named the way this run invokes them (a path from a checkout, the FQCN when installed).
+    form = options.get("playbook_form") or "path"
+    found = ordered([{**f, "message": name_playbooks(f["message"], form), "fix": name_playbooks(f["fix"], form)}
+                     for f in found])  # fmt: skip
     # The scheduling switch the services run with, so the adopted variables render what is deployed.
     adopted = {**cloud.adopted, "accel_nova_pci_in_placement": cloud.pci_in_placement}
     return {"findings": found, "counts": counts(found), "adopted": adopted}

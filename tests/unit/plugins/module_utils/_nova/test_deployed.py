@@ -107,3 +107,24 @@ def test_control_hosts_read_the_super_conductor_when_asked(tmp_path):
     result = run_module("nova_config_info", args, check=True)
     assert result["deployed"]["c1"]["super-conductor"] == {"filter_scheduler": {"pci_in_placement": ["true"]}}
     assert set(result["deployed"]["c1"]) == {"api", "scheduler", "conductor", "super-conductor"}
+
+
+def test_module_names_a_kolla_config_dir_it_cannot_read(tmp_path):
+    """Every override file is optional: only config_dir_problem tells a missing directory from a cloud
+    without overrides."""
+    write(tmp_path, {"/etc/kolla/config/nova/h1/nova.conf": "[pci]\nreport_in_placement = true\n"})
+    read = run_module("nova_config_info", {"root": str(tmp_path), "compute_hosts": ["h1"]}, check=True)
+    assert read["config_dir_problem"] is None
+    missing = run_module(
+        "nova_config_info", {"root": str(tmp_path), "config_dir": "/srv/kolla", "compute_hosts": ["h1"]}
+    )
+    assert not missing.get("failed"), missing.get("msg")
+    assert missing["config_dir_problem"] == "/srv/kolla does not exist"
+    assert missing["deployed"] == {"h1": {"compute": {}}}
+    write(tmp_path, {"/srv/file": "not a directory"})
+    assert deployed.config_dir_problem(HostRoot(str(tmp_path)), "/srv/file") == "/srv/file is not a directory"
+    empty = tmp_path / "srv" / "empty"
+    empty.mkdir()
+    assert deployed.config_dir_problem(HostRoot(str(tmp_path)), "/srv/empty") is None
+    conf_d = run_module("nova_config_info", {"root": str(tmp_path), "layout": "nova_conf_d", "hosts": [{"name": "h1"}]})
+    assert "config_dir_problem" not in conf_d
