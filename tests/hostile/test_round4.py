@@ -1,0 +1,135 @@
+"""Values of the wrong type from host files and task options, unbounded waits and sizes, output its
+consumers reject: each refused at the boundary where it enters, with a message naming the file or option,
+and nothing changed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.hostile.conftest import no_traceback
+from tests.support.ansible_runner import run_module
+from tests.support.fake_sysfs import build_root
+
+L40S = "0000:81:00.0"
+A16_VF = "0000:84:00.4"
+MIG = "0000:3b:00.0"
+DAMAGED = ["abc", "9" * 5000]
+
+
+def _files(root: str) -> dict[str, bytes]:
+    out = {}
+    for base, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(base, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as handle:
+                    out[os.path.relpath(path, root)] = handle.read()
+    return out
+
+
+def _attr(root: str, address: str, name: str) -> str:
+    """The real file of a device attribute (its /sys/bus/pci/devices link resolved inside the root)."""
+    path = os.path.join(os.path.realpath(os.path.join(root, "sys/bus/pci/devices", address)), name)
+    assert path.startswith(os.path.realpath(root)) and os.path.isfile(path), path
+    return path
+
+
+# -- 1. sysfs counts the kernel never writes: refused by file name, nothing written ------------------------
+@pytest.mark.parametrize("value", DAMAGED, ids=["letters", "5000-digits"])
+@pytest.mark.parametrize("attr", ["sriov_totalvfs", "sriov_numvfs"])
+def test_a_damaged_sriov_count_is_refused_by_its_file(tmp_path, attr, value):
+    root = build_root("vgpu-l40s", str(tmp_path / "root"))
+    path = _attr(root, L40S, attr)
+    with open(path, "w") as handle:
+        handle.write(value + "\n")
+    before = _files(root)
+    result = run_module("sriov_vfs", {"root": root, "devices": [L40S], "numvfs": 2, "timeout": 2})
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert f"{attr} holds" in result["msg"] and "not a count" in result["msg"], result["msg"]
+    assert "Exceeds the limit" not in result["msg"] and "9" * 100 not in result["msg"]
+    assert _files(root) == before
+
+
+@pytest.mark.parametrize("value", DAMAGED, ids=["letters", "5000-digits"])
+def test_a_damaged_mdev_available_instances_is_refused_by_its_file(tmp_path, value):
+    root = build_root("vgpu-a16", str(tmp_path / "root"))
+    path = _attr(root, A16_VF, "mdev_supported_types/nvidia-735/available_instances")
+    with open(path, "w") as handle:
+        handle.write(value + "\n")
+    before = _files(root)
+    result = run_module("mdev", {"root": root, "parent": A16_VF, "type": "nvidia-735", "count": 1})
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert "available_instances holds" in result["msg"], result["msg"]
+    assert _files(root) == before
+
+
+@pytest.mark.parametrize("profile_id", ["abc", "9" * 5000], ids=["letters", "5000-digits"])
+def test_a_damaged_mig_lgi_row_is_refused_by_its_file(tmp_path, profile_id):
+    from ansible_collections.accel.openstack.plugins.module_utils._host import mig, nvidia_smi
+    from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+
+    text = (
+        "+----------------------------------------------------+\n"
+        "| GPU instances:                                     |\n"
+        "| GPU   Name             Profile  Instance   Placement  |\n"
+        "|                          ID       ID       Start:Size |\n"
+        "|====================================================|\n"
+        f"|   0  MIG 3g.40gb         {profile_id}        1          4:4     |\n"
+        "+----------------------------------------------------+\n"
+    )
+    with pytest.raises(ValueError, match="line 6 is a GPU instance row"):
+        nvidia_smi.parse_lgi(text)
+    with pytest.raises(mig.MigError, match="mig-lgi/0000:3b:00.0.txt: line 6"):
+        mig._lgi(text, f"{nvidia_smi.RECORDED_DIR}/mig-lgi/{MIG}.txt")
+    host = HostRoot(str(tmp_path))
+    assert nvidia_smi._lgi_or_warn(host, text, "recorded") == []
+    assert any("line 6 is a GPU instance row" in w for w in host.warnings)
+
+
+# -- 2. booleans and floats where counts belong -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("module", "profile", "args", "option"),
+    [
+        ("sriov_vfs", "vgpu-l40s", {"devices": [L40S], "numvfs": True, "timeout": 2}, "numvfs"),
+        ("sriov_vfs", "vgpu-l40s", {"devices": [L40S], "numvfs": 2.0, "timeout": 2}, "numvfs"),
+        ("mdev", "vgpu-a16", {"parent": A16_VF, "type": "nvidia-735", "count": True}, "count"),
+        ("mdev", "vgpu-a16", {"parent": A16_VF, "type": "nvidia-735", "count": 1.0}, "count"),
+        ("nvidia_vgpu", "vgpu-l40s", {"devices": [L40S], "type": "NVIDIA L40S-4Q", "vfs": True}, "vfs"),
+    ],
+    ids=["numvfs-true", "numvfs-2.0", "count-true", "count-1.0", "vfs-true"],
+)
+def test_a_boolean_or_float_count_option_is_refused_before_anything(tmp_path, module, profile, args, option):
+    root = build_root(profile, str(tmp_path / "root"))
+    before = _files(root)
+    result = run_module(module, dict(args, root=root))
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert result["msg"].startswith(f"{option} is a "), result["msg"]
+    assert "give a whole number" in result["msg"]
+    assert _files(root) == before
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ({"profile": "3g.40gb", "count": True}, "count True (a boolean) is not"),
+        ({"profile": "3g.40gb", "count": 2.0}, "count 2.0 (a number) is not"),
+        ({"profile": "3g.40gb", "count": 2.5}, "count 2.5 (a number) is not"),
+        ({"profile": "3g.40gb", "count": 1, "placement": True}, "placement True is a boolean"),
+        ({"profile": "3g.40gb", "count": 1, "placement": float("inf")}, "placement inf is a number"),
+        ({"profile": "3g.40gb", "count": 1, "placement": [{"start": 4.0}]}, "placement 4.0 is a number"),
+    ],
+    ids=["count-true", "count-2.0", "count-2.5", "placement-true", "placement-inf", "placement-4.0"],
+)
+def test_a_mig_layout_count_or_placement_of_another_type_is_refused(tmp_path, entry, words):
+    root = build_root("mig-hopper", str(tmp_path / "root"))
+    before = _files(root)
+    result = run_module("nvidia_mig", {"root": root, "address": MIG, "layout": [entry]})
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert words in result["msg"], result["msg"]
+    assert _files(root) == before
