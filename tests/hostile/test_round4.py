@@ -133,3 +133,67 @@ def test_a_mig_layout_count_or_placement_of_another_type_is_refused(tmp_path, en
     no_traceback(result)
     assert words in result["msg"], result["msg"]
     assert _files(root) == before
+
+
+# -- 4. capacity metrics node_exporter accepts: unique series, escaped labels, whole numbers --------------
+def _fit(name: str, hosts: dict) -> dict:
+    return {"name": name, "outcome": "fits", "max_instances": hosts, "after_filters": {"hosts": sorted(hosts)}}
+
+
+def _series(text: str) -> list[tuple]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return [(s.name, tuple(sorted(s.labels.items()))) for f in text_string_to_metric_families(text) for s in f.samples]
+
+
+def test_one_flavor_in_two_demand_entries_gives_each_series_once():
+    from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_metrics import capacity_metrics
+
+    hostile = 'gpu\\\\"1\nx'
+    reports = [_fit("gpu.a100", {"c1": 2, "c2": 1}), _fit("gpu.a100", {"c1": 2, "c2": 1}), _fit(hostile, {"c1": 1})]
+    text = capacity_metrics(reports)
+    series = _series(text)
+    assert len(series) == len(set(series)), text
+    assert ("accel_flavor_capacity_instances", (("flavor", "gpu.a100"),)) in series
+    assert ("accel_flavor_capacity_instances", (("flavor", hostile),)) in series  # escaped and read back whole
+    assert text.count('accel_flavor_capacity_instances{flavor="gpu.a100"} 3') == 1
+
+
+@pytest.mark.parametrize(
+    ("report", "words"),
+    [
+        (
+            [_fit("f", {"c1": 2}), _fit("f", {"c1": 3})],
+            'accel_flavor_capacity_instances{flavor="f"} has two values (2 and 3)',
+        ),
+        ([_fit("f", {"c1": float("nan")})], "max_instances of host 'c1' is a number (nan)"),
+        (
+            {"placed": {"f": float("nan")}, "unplaced": {}, "hosts": {}, "left": {}, "stranded": {}, "headroom": {}},
+            'accel_capacity_placed_instances{flavor="f"} is a number (nan)',
+        ),
+    ],
+    ids=["two-values", "nan-capacity", "nan-placed"],
+)
+def test_a_report_metrics_cannot_state_is_refused_by_series(report, words):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_metrics import (
+        MetricsInputError,
+        capacity_metrics,
+    )
+
+    with pytest.raises(MetricsInputError) as raised:
+        capacity_metrics(report)
+    assert words in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["accel.prom\n", "../accel.prom", "a\x01.prom"], ids=["newline", "path", "control"])
+def test_a_textfile_name_node_exporter_never_reads_is_refused_before_anything(tmp_path, name):
+    from tests.hostile.conftest import run_play
+
+    task = {
+        "ansible.builtin.include_role": {"name": "accel.openstack.capacity"},
+        "vars": {"accel_capacity_textfile_name": name, "accel_capacity_textfile_dir": str(tmp_path / "textfile")},
+    }
+    rc, out = run_play(tmp_path, [task])
+    assert rc != 0, out
+    assert "accel_capacity_textfile_name must be a plain file name ending in .prom" in out, out
+    assert not (tmp_path / "textfile").exists()
