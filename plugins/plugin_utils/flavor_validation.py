@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from shlex import quote
 
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
@@ -135,8 +136,8 @@ def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[di
                     "flavor": name,
                     "message": f"{name} asks {key}, but Nova reports the bare-metal nodes' class as {meant} "
                     "(CUSTOM_, then the Ironic resource class upper-cased, other characters as _)",
-                    "fix": f"openstack flavor unset --property {key} {name}; openstack flavor set --property "
-                    f"resources{suffix}:{meant}={value} {name}",
+                    "fix": f"openstack flavor unset --property {quote(key)} {quote(name)}; openstack flavor set "
+                    f"--property {quote(f'resources{suffix}:{meant}={value}')} {quote(name)}",
                 }
             )
     for rc, (key, value, _suffix) in sorted(asked.items()):
@@ -152,7 +153,7 @@ def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[di
                     "kind": "baremetal_units",
                     "flavor": name,
                     "message": f"{name} asks {key}={value}, but a bare-metal node is one unit of {rc}: no node fits",
-                    "fix": f"openstack flavor set --property {key}=1 {name}",
+                    "fix": f"openstack flavor set --property {quote(f'{key}=1')} {quote(name)}",
                 }
             )
         sizes = {"VCPU": flavor.get("vcpus"), "MEMORY_MB": flavor.get("ram"), "DISK_GB": flavor.get("disk")}
@@ -167,7 +168,7 @@ def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[di
                     "flavor": name,
                     "message": f"{name} asks {rc} but also {', '.join(unzeroed)} from its sizes, which bare-metal "
                     "nodes do not report: no node fits",
-                    "fix": f"openstack flavor set {wanted} {name}",
+                    "fix": f"openstack flavor set {wanted} {quote(name)}",
                 }
             )
     return findings

@@ -197,3 +197,30 @@ def test_a_textfile_name_node_exporter_never_reads_is_refused_before_anything(tm
     assert rc != 0, out
     assert "accel_capacity_textfile_name must be a plain file name ending in .prom" in out, out
     assert not (tmp_path / "textfile").exists()
+
+
+# -- service data into commands: a flavor name or extra spec from Nova is quoted in every fix -----------------
+def test_a_hostile_flavor_name_and_extra_spec_are_quoted_in_the_fix_commands():
+    import shlex
+
+    from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import baremetal_findings
+
+    name = "bm; rm -rf / #"
+    flavor = {"vcpus": 4, "ram": 1024, "disk": 10, "extra_specs": {"resources:CUSTOM_BM_GPU;id": "2"}}
+    found = baremetal_findings(name, flavor, {"CUSTOM_BM_GPU;ID"})
+    flavor = {"vcpus": 4, "ram": 1024, "disk": 10, "extra_specs": {"resources:CUSTOM_BM_GPU": "2"}}
+    found += baremetal_findings(name, flavor, {"CUSTOM_BM_GPU"})
+    assert {f["kind"] for f in found} >= {"baremetal_units", "baremetal_not_zeroed"}, found
+    for finding in found:
+        lexer = shlex.shlex(finding["fix"], posix=True, punctuation_chars=";")
+        lexer.whitespace_split = True
+        tokens, commands = list(lexer), [[]]
+        for token in tokens:
+            if token == ";":
+                commands.append([])
+            else:
+                commands[-1].append(token)
+        for words in commands:
+            command = " ".join(words)
+            assert words[:3] in (["openstack", "flavor", "set"], ["openstack", "flavor", "unset"]), command
+            assert words[-1] == name, command  # one argument, never a second command
