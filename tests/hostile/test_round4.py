@@ -224,3 +224,20 @@ def test_a_hostile_flavor_name_and_extra_spec_are_quoted_in_the_fix_commands():
             command = " ".join(words)
             assert words[:3] in (["openstack", "flavor", "set"], ["openstack", "flavor", "unset"]), command
             assert words[-1] == name, command  # one argument, never a second command
+
+
+# -- Kolla's globals of another shape ---------------------------------------------------------------------
+@pytest.mark.parametrize("mappings", ["physnet1:ens785f0", ["physnet1", "ens785f0"], {"physnet1": 7}])
+def test_kolla_sriov_physnet_mappings_of_another_shape_are_refused_by_name(tmp_path, mappings):
+    from tests.hostile.conftest import nova_conf_d_args
+
+    root = tmp_path / "root"
+    root.mkdir()
+    args = nova_conf_d_args(root, layout="kolla", host=None, config_dir="/k")
+    args["kolla_globals"] = {"enable_neutron_sriov": True, "neutron_sriov_physnet_mappings": mappings}
+    result = run_module("nova_config", args)
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert "neutron_sriov_physnet_mappings (globals.yml) is a" in result["msg"], result["msg"]
+    assert "correct it in globals.yml" in result["msg"]
+    assert _files(str(root)) == {}
