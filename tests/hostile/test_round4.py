@@ -241,3 +241,28 @@ def test_kolla_sriov_physnet_mappings_of_another_shape_are_refused_by_name(tmp_p
     assert "neutron_sriov_physnet_mappings (globals.yml) is a" in result["msg"], result["msg"]
     assert "correct it in globals.yml" in result["msg"]
     assert _files(str(root)) == {}
+
+
+# -- filters given data of another shape: a message naming the filter and the field ------------------------
+@pytest.mark.parametrize(
+    ("filter_name", "value", "words"),
+    [
+        ("flavor_table", 1, "flavor_table: result is an integer"),
+        ("flavor_table", {"flavors": 1}, "flavors is an integer"),
+        ("flavor_table", {"flavors": [1]}, "flavors[0] is not a flavor report"),
+        ("flavor_table", {"flavors": [], "findings": [{"kind": 1}]}, "findings[0] is not a finding"),
+        ("compute_flavor_keys", {"name": "f", "extra_specs": 1}, "flavor 'f': extra_specs is an integer"),
+        ("validation_report", [1], "validation_report: results[0] is an integer"),
+        ("validation_report", [{"name": "f", "hosts": 1}], "results[0] (f): hosts is an integer"),
+        ("validation_report", [{"name": "f", "hosts": {"c1": float("nan")}}], "hosts['c1'] is a number (nan)"),
+    ],
+)
+def test_a_filter_given_another_shape_names_the_field(filter_name, value, words):
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.accel.openstack.plugins.filter import flavor_validation, validate
+
+    filters = {**flavor_validation.FilterModule().filters(), **validate.FilterModule().filters()}
+    with pytest.raises(AnsibleFilterError) as raised:
+        filters[filter_name](value)
+    assert words in str(raised.value), str(raised.value)
