@@ -266,3 +266,25 @@ def test_a_filter_given_another_shape_names_the_field(filter_name, value, words)
     with pytest.raises(AnsibleFilterError) as raised:
         filters[filter_name](value)
     assert words in str(raised.value), str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 100_000 + "]" * 100_000, '{"devices": NaN}', '{"devices": ' + "9" * 5000 + "}"],
+    ids=["deep", "nan", "digits"],
+)
+def test_a_hardware_record_json_cannot_hold_is_refused_by_name(tmp_path, text):
+    from ansible_collections.accel.openstack.plugins.module_utils._host import hardware_record
+
+    root = build_root("mig-hopper", str(tmp_path / "root"))
+    devices = run_module("pci_facts", {"root": root})["ansible_facts"]["accel_pci_devices"]
+    record = os.path.join(root, hardware_record.RECORD.lstrip("/"))
+    os.makedirs(os.path.dirname(record), exist_ok=True)
+    with open(record, "w") as handle:
+        handle.write(text)
+    result = run_module("hardware_record", {"root": root, "devices": devices, "save": True})
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert f"{hardware_record.RECORD} is not the collection's JSON" in result["msg"], result["msg"]
+    with open(record) as handle:
+        assert handle.read() == text
