@@ -288,3 +288,30 @@ def test_a_hardware_record_json_cannot_hold_is_refused_by_name(tmp_path, text):
     assert f"{hardware_record.RECORD} is not the collection's JSON" in result["msg"], result["msg"]
     with open(record) as handle:
         assert handle.read() == text
+
+
+# -- the state directory being something else -------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("module", "profile", "args"),
+    [
+        ("sriov_vfs", "vgpu-l40s", {"devices": [L40S], "numvfs": 2, "timeout": 1}),
+        ("nvidia_vgpu", "vgpu-l40s", {"devices": [L40S], "type": "NVIDIA L40S-4Q"}),
+        ("nvidia_mig", "mig-hopper", {"address": MIG, "layout": [{"profile": "3g.40gb", "count": 2}]}),
+    ],
+)
+@pytest.mark.parametrize("blocker", ["/etc/accel-openstack", "/etc/accel-openstack/KIND"])
+def test_a_state_directory_that_is_a_regular_file_stops_the_run_before_any_change(
+    tmp_path, module, profile, args, blocker
+):
+    root = build_root(profile, str(tmp_path / "root"))
+    kind = {"sriov_vfs": "sriov", "nvidia_vgpu": "vgpu", "nvidia_mig": "mig"}[module]
+    blocker = blocker.replace("KIND", kind)
+    os.makedirs(os.path.dirname(root + blocker), exist_ok=True)
+    with open(root + blocker, "w") as handle:
+        handle.write("the operator's file\n")
+    before = _files(root)
+    result = run_module(module, dict(args, root=root))
+    assert result.get("failed"), result
+    no_traceback(result)
+    assert f"{blocker} exists and is not a directory" in result["msg"], result["msg"]
+    assert _files(root) == before

@@ -263,6 +263,9 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
     address = normalise_address(address)
     if not isinstance(layout, list):
         raise mig_profiles.MigLayoutError("layout must be a list of {profile, count} entries")
+    problem = gpu_restore.state_dir_problem(host, STATE_DIR)
+    if problem:
+        raise MigError(problem)
     gpu = read_gpu(host, address, run)
     model, table = profile_table(host, gpu, run)
     if model is None:

@@ -144,6 +144,9 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
         raise SriovError(f"numvfs {numvfs!r} is not a whole number; give the count of VFs, e.g. 8")
     if numvfs < 0:
         raise SriovError(f"numvfs {numvfs} is negative; give 0 (no VFs) or more")
+    problem = gpu_restore.state_dir_problem(host, STATE_DIR)
+    if problem:
+        raise SriovError(problem)
     changes = []
     groups = nets = None
     for address in select(host, selectors):
