@@ -315,3 +315,41 @@ def test_a_state_directory_that_is_a_regular_file_stops_the_run_before_any_chang
     no_traceback(result)
     assert f"{blocker} exists and is not a directory" in result["msg"], result["msg"]
     assert _files(root) == before
+
+
+# -- a Cyborg answer of another shape ---------------------------------------------------------------------
+class _Answering:
+    """A Cyborg whose stored profile is ``answer``; records every change asked of it."""
+
+    def __init__(self, answer):
+        self.answer, self.calls = answer, []
+
+    def find(self, name):
+        return self.answer
+
+    def delete(self, uuid):
+        self.calls.append(("delete", uuid))
+
+    def create(self, name, groups, description):
+        self.calls.append(("create", name))
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ({"uuid": "5b1f9bd4-3bf4-4f6e-9a57-2b0d1d7f6c1e", "name": "gpu"}, "with no groups"),
+        ({"uuid": "5b1f9bd4-3bf4-4f6e-9a57-2b0d1d7f6c1e", "groups": "x"}, "groups that are not a list"),
+        ({"uuid": "../../x; rm", "groups": []}, "without a UUID"),
+    ],
+    ids=["no-groups", "groups-text", "uuid"],
+)
+def test_a_cyborg_profile_answer_of_another_shape_changes_nothing(answer, words):
+    from ansible_collections.accel.openstack.plugins.module_utils._cyborg import device_profiles
+    from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgError
+
+    client = _Answering(answer)
+    groups = [{"resources:FPGA": "1", "trait:CUSTOM_FPGA_INTEL_PAC_ARRIA10": "required"}]
+    with pytest.raises(CyborgError) as raised:
+        device_profiles.converge_profile(client, "gpu", groups, None, "present", False, None)
+    assert words in str(raised.value) and "device profile gpu" in str(raised.value)
+    assert client.calls == []
