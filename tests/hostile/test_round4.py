@@ -353,3 +353,21 @@ def test_a_cyborg_profile_answer_of_another_shape_changes_nothing(answer, words)
         device_profiles.converge_profile(client, "gpu", groups, None, "present", False, None)
     assert words in str(raised.value) and "device profile gpu" in str(raised.value)
     assert client.calls == []
+
+
+# -- the fleet inventory's fact cache entry of the wrong shape ------------------------------------------------
+@pytest.mark.parametrize(
+    ("entry", "named"),
+    [
+        ([1, 2], "the fact cache entry of gpu2 is a list"),
+        ({"accel_pci_devices": "0000:3b:00.0"}, "the fact cache entry of gpu2: accel_pci_devices is a string"),
+    ],
+    ids=["list", "devices-text"],
+)
+def test_a_fact_cache_entry_of_the_wrong_shape_is_named_not_skipped(tmp_path, entry, named):
+    from tests.hostile.test_ansible_inputs import GOOD, _inventory
+
+    proc, _dir = _inventory(tmp_path, {"gpu1": GOOD, "gpu2": entry})
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert named in proc.stderr, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
