@@ -298,7 +298,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             facts = {}
             for host in sorted(cache.keys()):
                 try:
-                    entry = discovery_facts(cache.get(host))
+                    entry = discovery_facts(cache.get(host), f"the fact cache entry of {host}")
                 except KeyError:
                     continue
                 if entry is not None:

@@ -6,7 +6,9 @@
 ``validate_flavors`` returns (its ``flavors``), or what the ``capacity_plan`` lookup returns (one plan),
 and returns the exposition text: one ``# HELP`` and ``# TYPE`` per family, every family a gauge, every
 name starting with ``accel_``. The families are listed in docs/capacity.md. Label values are escaped as
-the format says (backslash, double quote, newline), so any flavor or host name is safe.
+the format says (backslash, double quote, newline), so any flavor or host name is safe. Every series is
+written once: a flavor named in two demand entries gives one series (two different values for one series
+are refused), and every value is a whole number (NaN, a float or text is refused by its series).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import MAX_INT, kind_of
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import shown as shown_value
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import GENERAL_CLASSES
 
 PLAN_KEYS = ("placed", "unplaced", "hosts", "left", "stranded", "headroom")
@@ -35,11 +38,30 @@ def _escape(value) -> str:
 class _Families:
     def __init__(self):
         self.families: dict[str, tuple[str, list[str]]] = {}
+        self.series: dict[str, int] = {}
 
     def add(self, name: str, value, **labels) -> None:
+        """One sample; a series already written with the same value is written once (a flavor named in two
+        demand entries is checked twice with one answer); with another value it is refused."""
         family = self.families[name]
         shown = ",".join(f'{key}="{_escape(labels[key])}"' for key in labels)
-        family[1].append(f"{name}{{{shown}}} {int(value)}" if labels else f"{name} {int(value)}")
+        series = f"{name}{{{shown}}}" if labels else name
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, int) or abs(value) > MAX_INT:
+            raise MetricsInputError(
+                f"capacity_metrics: {series} is {kind_of(value)} ({shown_value(value)}); the report holds a count "
+                f"there: give a whole number from {-MAX_INT:,} to {MAX_INT:,}"
+            )
+        if series in self.series:
+            if self.series[series] != value:
+                raise MetricsInputError(
+                    f"capacity_metrics: {series} has two values ({self.series[series]} and {value}); the report "
+                    "names one flavor, host or class twice with different answers: give one report per flavor"
+                )
+            return
+        self.series[series] = value
+        family[1].append(f"{series} {value}")
 
     def declare(self, name: str, help_text: str) -> None:
         self.families.setdefault(name, (help_text, []))
@@ -66,7 +88,15 @@ def _fit_metrics(reports: list, out: _Families) -> None:
         name = report["name"]
         kept = list((report.get("after_filters") or {}).get("hosts") or ())
         counts = report.get("max_instances") or {}
-        capacity = sum(int(counts.get(host) or 0) for host in kept)
+        capacity = 0
+        for host in kept:
+            count = counts.get(host) or 0 if isinstance(counts, Mapping) else None
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise MetricsInputError(
+                    f"capacity_metrics: report {index} ({shown_value(name)}): max_instances of host "
+                    f"{shown_value(host)} is {kind_of(count)} ({shown_value(count)}); give a whole number"
+                )
+            capacity += count
         placeable = report["outcome"] == "fits" and bool(kept)
         out.add("accel_flavor_capacity_instances", capacity, flavor=name)
         out.add("accel_flavor_placeable", placeable, flavor=name)

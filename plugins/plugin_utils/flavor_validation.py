@@ -31,8 +31,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from shlex import quote
 
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of, shown
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
@@ -135,8 +136,8 @@ def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[di
                     "flavor": name,
                     "message": f"{name} asks {key}, but Nova reports the bare-metal nodes' class as {meant} "
                     "(CUSTOM_, then the Ironic resource class upper-cased, other characters as _)",
-                    "fix": f"openstack flavor unset --property {key} {name}; openstack flavor set --property "
-                    f"resources{suffix}:{meant}={value} {name}",
+                    "fix": f"openstack flavor unset --property {quote(key)} {quote(name)}; openstack flavor set "
+                    f"--property {quote(f'resources{suffix}:{meant}={value}')} {quote(name)}",
                 }
             )
     for rc, (key, value, _suffix) in sorted(asked.items()):
@@ -152,7 +153,7 @@ def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[di
                     "kind": "baremetal_units",
                     "flavor": name,
                     "message": f"{name} asks {key}={value}, but a bare-metal node is one unit of {rc}: no node fits",
-                    "fix": f"openstack flavor set --property {key}=1 {name}",
+                    "fix": f"openstack flavor set --property {quote(f'{key}=1')} {quote(name)}",
                 }
             )
         sizes = {"VCPU": flavor.get("vcpus"), "MEMORY_MB": flavor.get("ram"), "DISK_GB": flavor.get("disk")}
@@ -167,7 +168,7 @@ def baremetal_findings(name: str, flavor: Mapping, classes: set[str]) -> list[di
                     "flavor": name,
                     "message": f"{name} asks {rc} but also {', '.join(unzeroed)} from its sizes, which bare-metal "
                     "nodes do not report: no node fits",
-                    "fix": f"openstack flavor set {wanted} {name}",
+                    "fix": f"openstack flavor set {wanted} {quote(name)}",
                 }
             )
     return findings
@@ -341,8 +342,30 @@ def _reason(report: dict) -> str:
     return ""
 
 
+def _table_input_problem(result) -> str | None:
+    """Why ``result`` is not validate_flavors' result as flavor_table reads it; None when it is."""
+    if not isinstance(result, Mapping):
+        return f"result is {kind_of(result)}; give validate_flavors' result (a mapping with flavors and findings)"
+    flavors, findings = result.get("flavors") or [], result.get("findings") or []
+    if not isinstance(flavors, list) or not isinstance(findings, list):
+        return f"flavors is {kind_of(flavors)} and findings {kind_of(findings)}; validate_flavors gives two lists"
+    for index, report in enumerate(flavors):
+        after = report.get("after_filters") if isinstance(report, Mapping) else None
+        if not isinstance(after, Mapping) or not isinstance(after.get("hosts"), list) or "name" not in report:
+            return f"flavors[{index}] is not a flavor report (a mapping with name and after_filters.hosts)"
+    for index, finding in enumerate(findings):
+        if not isinstance(finding, Mapping) or not all(
+            isinstance(finding.get(k), str) for k in ("kind", "message", "fix")
+        ):
+            return f"findings[{index}] is not a finding (a mapping with kind, message and fix texts)"
+    return None
+
+
 def flavor_table(result: Mapping) -> list[str]:
     """The validation as table lines, then one line per finding; a row that fails always says why, whole."""
+    problem = _table_input_problem(result)
+    if problem:
+        raise FitOptionError(f"flavor_table: {problem}")
     rows = [("", "flavor", "fits on", "instances", "Placement", "why not / did you mean")]
     for report in result.get("flavors") or []:
         kept = report["after_filters"]["hosts"]
@@ -370,6 +393,12 @@ def compute_flavor_keys(flavor: Mapping) -> dict:
     """A flavor as openstacksdk / compute_flavor_info returns it, reduced to compute_flavor's keys."""
     if not isinstance(flavor, Mapping):
         raise FitOptionError(f"a cloud flavor must be a dict, got {kind_of(flavor)}")
+    specs = flavor.get("extra_specs") or {}
+    if not isinstance(specs, Mapping):
+        raise FitOptionError(
+            f"flavor {shown(flavor.get('name'), 40)}: extra_specs is {kind_of(specs)}; a cloud flavor's extra specs "
+            "are a mapping of key to value"
+        )
     swap = flavor.get("swap")
     return {
         "name": flavor.get("name"),
@@ -378,5 +407,5 @@ def compute_flavor_keys(flavor: Mapping) -> dict:
         "disk": flavor.get("disk"),
         "ephemeral": flavor.get("ephemeral") or flavor.get("OS-FLV-EXT-DATA:ephemeral") or 0,
         "swap": 0 if swap in (None, "") else swap,
-        "extra_specs": dict(flavor.get("extra_specs") or {}),
+        "extra_specs": dict(specs),
     }

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import IOMMU_KERNEL_ARGS
 from ansible_collections.accel.openstack.plugins.module_utils._host.kernel_cmdline import KernelArg, parse_cmdline
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import (
     PolicyEntry,
@@ -374,8 +375,17 @@ def build(
     return [host_view(name, facts_by_host.get(name), trees.get(name), policy, settings) for name in sorted(names)]
 
 
-def discovery_facts(cached: object) -> dict | None:
-    """The discover stage's facts out of one host's fact cache entry; None when it holds none."""
-    if not isinstance(cached, Mapping) or not isinstance(cached.get("accel_pci_devices"), list):
+def discovery_facts(cached: object, where: str = "a fact cache entry") -> dict | None:
+    """The discover stage's facts out of one host's fact cache entry; None when it holds none (a host the
+    discover stage never ran on). An entry that is not a mapping of facts, or whose ``accel_pci_devices``
+    is not a list, is refused (InputError naming ``where``) rather than skipped: the host would vanish
+    from the inventory without a word."""
+    if not isinstance(cached, Mapping):
+        raise InputError(f"{where} is {kind_of(cached)}; a fact cache entry is a mapping of fact names to values")
+    if "accel_pci_devices" not in cached:
         return None
+    if not isinstance(cached["accel_pci_devices"], list):
+        raise InputError(
+            f"{where}: accel_pci_devices is {kind_of(cached['accel_pci_devices'])}; the discover stage writes a list"
+        )
     return {key: cached[key] for key in FACT_KEYS if key in cached}

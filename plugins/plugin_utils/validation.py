@@ -13,6 +13,7 @@ import copy
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, kind_of, shown
 from ansible_collections.accel.openstack.plugins.plugin_utils.explain import explain
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 from ansible_collections.accel.openstack.plugins.plugin_utils.request import Request, RequestError
@@ -117,9 +118,34 @@ def validate_requests(snapshot: Mapping, requests, count_limit: int = 64) -> lis
     return results
 
 
+def _checked_result(result, index: int) -> None:
+    """One entry of validate_requests' result, by the shape the report reads, or InputError naming it."""
+    where = f"validation_report: results[{index}]"
+    if not isinstance(result, Mapping) or not isinstance(result.get("name"), str):
+        raise InputError(f"{where} is {kind_of(result)}; give validate_requests' result (entries with name and hosts)")
+    if result.get("error"):
+        return
+    hosts, reasons = result.get("hosts"), result.get("reasons", {})
+    if not isinstance(hosts, Mapping) or not isinstance(reasons, Mapping):
+        raise InputError(
+            f"{where} ({result['name']}): hosts is {kind_of(hosts)} and reasons {kind_of(reasons)}; both are "
+            "mappings in validate_requests' result"
+        )
+    for host, count in hosts.items():
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise InputError(
+                f"{where} ({result['name']}): hosts[{shown(host, 40)}] is {kind_of(count)} ({shown(count)}); "
+                "give a whole number of instances"
+            )
+    unknown = result.get("unknown") or []
+    if not isinstance(unknown, list) or not all(isinstance(item, Mapping) for item in unknown):
+        raise InputError(f"{where} ({result['name']}): unknown is {kind_of(unknown)}; give a list of mappings")
+
+
 def validation_report(results: list[dict], reasons_shown: int = 5) -> list[str]:
     lines = []
-    for result in results:
+    for index, result in enumerate(results):
+        _checked_result(result, index)
         expected = " (expected: unplaceable)" if result.get("expect") == "unplaceable" else ""
         if result.get("error"):
             verdict = "ok  " if result.get("ok") else "FAIL"

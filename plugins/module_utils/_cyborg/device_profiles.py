@@ -19,6 +19,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.custom impo
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import capacity
 from ansible_collections.accel.openstack.plugins.module_utils._names.suggest import did_you_mean
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
+
 PROFILE_NAME_RE = re.compile(r"^[a-zA-Z0-9-_]+\Z")
 GROUP_KEY_RE = re.compile(r"^(resources:|trait:|accel:)")
 TRAIT_VALUES = ("required", "forbidden")
@@ -147,6 +149,17 @@ def converge_profile(
                     + "; fix the profile or register the providers (accel.openstack.placement_provider)"
                 )
     existing = client.find(name)
+    if existing is not None and (not isinstance(existing, dict) or not isinstance(existing.get("groups"), list)):
+        shape = "no groups" if isinstance(existing, dict) and "groups" not in existing else "groups that are not a list"
+        raise CyborgError(
+            f"Cyborg answered device profile {name} with {shape if isinstance(existing, dict) else 'no mapping'}; "
+            "a device profile always has a list of groups: check the Cyborg API (openstack accelerator device "
+            "profile show) and its database before changing the profile"
+        )
+    if existing is not None and not _UUID.fullmatch(str(existing.get("uuid") or "")):
+        raise CyborgError(
+            f"Cyborg answered device profile {name} without a UUID; it cannot be replaced safely: check the Cyborg API"
+        )
     before = (
         {"name": name, "groups": existing["groups"], "description": existing.get("description")} if existing else None
     )

@@ -410,6 +410,21 @@ def _whole(value: object, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
+def state_dir_problem(host, state_dir: str) -> str | None:
+    """Why the state files cannot be written under ``state_dir`` (a host path): one of its directories
+    exists as something else (``/etc/accel-openstack`` a regular file); None when they can. Checked
+    before any device is changed, so a run that could not keep its state changes nothing."""
+    parts = state_dir.strip("/").split("/")
+    for depth in range(1, len(parts) + 1):
+        path = "/" + "/".join(parts[:depth])
+        if host.exists(path) and not host.is_dir(path):
+            return (
+                f"{path} exists and is not a directory; the collection keeps its boot state under {state_dir}: "
+                f"move {path} away (or make it a directory), then run again"
+            )
+    return None
+
+
 def state_problems(kind: str, name: str, state: object) -> list[str]:
     """What is wrong with one state file's content (empty when nothing). ``name`` is the file's name."""
     if not isinstance(state, dict):

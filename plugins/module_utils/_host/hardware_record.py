@@ -26,6 +26,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
+from ansible_collections.accel.openstack.plugins.module_utils._names.text import load_json
 
 RECORD = "/var/lib/accel-openstack/devices.json"
 FIELDS = ("address", "vendor_id", "product_id", "serial", "gpu_uuid")
@@ -106,9 +107,11 @@ def read_record(host: HostRoot) -> list[dict] | None:
     if len(text) > MAX_RECORD_BYTES:
         raise HardwareRecordError(f"{RECORD} is over {MAX_RECORD_BYTES} bytes; it is not the collection's record")
     try:
-        data = json.loads(text)
-    except ValueError:
-        raise HardwareRecordError(f"{RECORD} is not JSON; remove it to start a new record") from None
+        data = load_json(text)
+    except ValueError as err:  # RecursionError is not one: load_json refuses the depth before parsing
+        raise HardwareRecordError(
+            f"{RECORD} is not the collection's JSON ({err}); remove it to start a new record"
+        ) from None
     if not isinstance(data, dict):
         raise HardwareRecordError(f"{RECORD} is not the collection's record; remove it to start a new record")
     return normalise(data.get("devices"), RECORD)

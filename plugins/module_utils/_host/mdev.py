@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, sriov
+from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, sriov, sysfs
 from ansible_collections.accel.openstack.plugins.module_utils._host.commands import ROOT_SCOPE, Command
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
@@ -77,8 +77,7 @@ def plan(host, runner, parent: str, mdev_type: str, count: int) -> MdevPlan:
         raise MdevError(f"count {count} is negative; give 0 or more")
     base = f"{types_dir}/{mdev_type}"
     existing = set(host.listdir(f"{base}/devices"))
-    text = host.read_attr(f"{base}/available_instances") or "0"
-    available = int(text) if text.isascii() and text.isdigit() else 0
+    available = sysfs.count_attr(host, f"{base}/available_instances", MdevError) or 0
     if count > len(existing) + available:  # checked before any UUID is made: a huge count costs nothing
         raise MdevError(
             f"count {count}: {parent} has {len(existing)} {mdev_type} and can take {available} more now; lower "

@@ -100,13 +100,14 @@ def read_gpu(host: HostRoot, address: str, run=None) -> GpuState:
         if run is not None:
             rc, out, err = run(["nvidia-smi", "mig", "-lgi", "-i", bus_id(address)])
             if rc == 0:
-                instances = nvidia_smi.parse_lgi(out)
+                instances = _lgi(out, f"nvidia-smi mig -lgi -i {bus_id(address)}")
             elif "No GPU instances found" not in (out + err):
                 raise MigError(
                     f"nvidia-smi mig -lgi -i {bus_id(address)} failed (rc={rc}): {(err or out).strip()[:300]}"
                 )
         else:
-            instances = nvidia_smi.parse_lgi(host.read_text(f"{nvidia_smi.RECORDED_DIR}/mig-lgi/{address}.txt") or "")
+            recorded = f"{nvidia_smi.RECORDED_DIR}/mig-lgi/{address}.txt"
+            instances = _lgi(host.read_text(recorded) or "", recorded)
     processes = _processes(host, address, run, xml_text)
     nvidia_drm = host.exists("/sys/module/nvidia_drm")
     return GpuState(
@@ -214,6 +215,14 @@ class MigPlan:
         }
 
 
+def _lgi(text: str, source: str) -> list[dict]:
+    """The GPU instances ``nvidia-smi mig -lgi`` lists, or MigError naming ``source`` (the command or file)."""
+    try:
+        return nvidia_smi.parse_lgi(text)
+    except ValueError as err:
+        raise MigError(f"{source}: {err}; record the output of the real nvidia-smi again, then run again") from None
+
+
 def _describe(profile: str, start: int) -> str:
     return f"{profile}@{start}"
 
@@ -254,6 +263,9 @@ def plan(host: HostRoot, address: str, layout: list, run=None) -> MigPlan:
     address = normalise_address(address)
     if not isinstance(layout, list):
         raise mig_profiles.MigLayoutError("layout must be a list of {profile, count} entries")
+    problem = gpu_restore.state_dir_problem(host, STATE_DIR)
+    if problem:
+        raise MigError(problem)
     gpu = read_gpu(host, address, run)
     model, table = profile_table(host, gpu, run)
     if model is None:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of, shown
 
 
 class MigLayoutError(AccelError):
@@ -149,6 +150,19 @@ _PROFILE_NAME = re.compile(r"([1-8])g\.\d+gb(?:[+-][a-z.]+)*")
 MAX_PROFILES = 64  # more rows than any GPU lists: the text is not nvidia-smi's
 
 
+def _start(pin, where: str) -> int:
+    """One placement start slot (``3`` or ``{start: 3}``): a whole number, never a boolean, a float or inf."""
+    start = pin.get("start") if isinstance(pin, dict) else pin
+    if isinstance(start, str) and start.strip().isascii() and start.strip().isdigit() and len(start.strip()) <= 2:
+        start = int(start)
+    if isinstance(start, bool) or not isinstance(start, int):
+        raise MigLayoutError(
+            f"{where}: placement {shown(start)} is {kind_of(start)}, not a start slot; give a whole number "
+            "(a start slot such as 0 or 4) or a list of them, one per instance"
+        )
+    return start
+
+
 def parse_lgip(text: str) -> dict[int, dict]:
     """``nvidia-smi mig -lgip`` -> {profile_id: {name, compute, max_count}} (one GPU's rows)."""
     out: dict[int, dict] = {}
@@ -257,10 +271,11 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
         count = entry.get("count", 1)
         if isinstance(count, str) and count.strip().isascii() and count.strip().isdigit() and len(count) <= 6:
             count = int(count)
-        if isinstance(count, float) and count.is_integer():
-            count = int(count)
         if isinstance(count, bool) or not isinstance(count, int):
-            raise MigLayoutError(f"{where}: count {entry.get('count')!r} is not a whole number; give 0 or more")
+            raise MigLayoutError(
+                f"{where}: count {shown(entry.get('count'))} ({kind_of(entry.get('count'))}) is not a whole number; "
+                "give 0 or more"
+            )
         if count < 0:
             raise MigLayoutError(f"{where}: count {count} is negative; give 0 or more")
         per_profile[profile.name] = per_profile.get(profile.name, 0) + count
@@ -275,12 +290,7 @@ def plan_layout(model: MigModel, layout: list[dict], label: str = "layout") -> l
             starts = [None] * count
         else:
             raw = placement if isinstance(placement, list) else [placement]
-            try:
-                starts = [int(s["start"]) if isinstance(s, dict) else int(s) for s in raw]
-            except (TypeError, ValueError, KeyError):
-                raise MigLayoutError(
-                    f"{where}: placement {placement!r} is not a start slot or a list of them"
-                ) from None
+            starts = [_start(pin, where) for pin in raw]
             if len(starts) != count:
                 raise MigLayoutError(
                     f"{where}: {len(starts)} placement(s) for count {count}; give one start per instance or none"

@@ -10,6 +10,7 @@ into ``fail_json(**exc.result())``: a module has no ``except`` of its own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +32,31 @@ def _given_root() -> Any:
         return basic._load_params().get("root")
     except Exception:  # pragma: no cover - the module's own parameters are always readable here
         return None
+
+
+def _given_params() -> dict:
+    """The options as the task gave them, before Ansible's conversions."""
+    try:
+        from ansible.module_utils import basic
+
+        return basic._load_params()
+    except Exception:  # pragma: no cover - the module's own parameters are always readable here
+        return {}
+
+
+def whole_number_problem(argument_spec: dict, given: dict) -> str | None:
+    """Why an option of type int was given a boolean or a number with a fraction part; None when none was.
+
+    Ansible's int conversion takes ``true`` as 1 and ``2.0`` as 2: a count (``vfs: true``) would be acted on."""
+    for name, spec in argument_spec.items():
+        if spec.get("type") != "int":
+            continue
+        for key in [name] + list(spec.get("aliases") or []):
+            value = given.get(key)
+            if isinstance(value, (bool, float)):
+                shown_value = json.dumps(value)
+                return f"{key} is {kind_of(value)} ({shown_value}); give a whole number such as 2"
+    return None
 
 
 class HostModule(CollectionModule):
@@ -95,6 +121,9 @@ class HostModule(CollectionModule):
             self.ansible.warn(message)
 
     def __call__(self) -> None:
+        problem = whole_number_problem(self.argument_spec, _given_params())
+        if problem:
+            self.ansible.fail_json(msg=problem)
         try:
             result: dict[str, Any] = self.run()
         except AccelError as exc:

@@ -20,7 +20,9 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.root import 
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, normalize_address
 
 RECORDED_DIR = "/var/lib/accel-openstack/nvidia-smi"
-_LGI_ROW = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+_LGI_ROW = re.compile(r"^\|\s*(\d{1,9})\s+MIG\s+(\S+)\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9}):(\d{1,9})\s*\|")
+# a line that claims to be a GPU instance row (``|  0  MIG 1g.10gb ...``), parsed or refused, never skipped
+_LGI_CLAIM = re.compile(r"^\|\s*\S+\s+MIG\s")
 
 # run(argv) -> (rc, stdout, stderr)
 Runner = Callable[[list], tuple]
@@ -68,8 +70,13 @@ def _mode(value: str | None) -> str | None:
 def parse_lgi(text: str) -> list[dict]:
     """``nvidia-smi mig -lgi`` table -> [{profile, profile_id, instance_id, placement: {start, size}}]."""
     out = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         match = _LGI_ROW.match(line)
+        if not match and _LGI_CLAIM.match(line):
+            raise ValueError(
+                f"line {number} is a GPU instance row whose GPU, profile ID, instance ID or placement is not a whole "
+                "number of at most 9 digits"
+            )
         if match:
             out.append(
                 {
@@ -80,6 +87,14 @@ def parse_lgi(text: str) -> list[dict]:
                 }
             )
     return sorted(out, key=lambda gi: (gi["placement"]["start"], gi["instance_id"]))
+
+
+def _lgi_or_warn(host: HostRoot, text: str, source: str) -> list[dict]:
+    try:
+        return parse_lgi(text)
+    except ValueError as err:
+        host.warn(f"{source}: {err}; its GPU instances are not reported")
+        return []
 
 
 def read_profile_tables(host: HostRoot, address: str, run: Runner | None) -> tuple[str, str]:
@@ -151,11 +166,12 @@ def read_mig_state(host: HostRoot, run: Runner | None, xml_text: str | None = No
                 bus_id = domain.upper().rjust(8, "0") + ":" + rest.upper()
                 rc, out, err = run(["nvidia-smi", "mig", "-lgi", "-i", bus_id])
                 if rc == 0:
-                    instances = parse_lgi(out)
+                    instances = _lgi_or_warn(host, out, f"nvidia-smi mig -lgi -i {bus_id}")
                 elif "No GPU instances found" not in (out + err):
                     host.warn(f"nvidia-smi mig -lgi -i {bus_id} failed (rc={rc}): {(err or out).strip()[:200]}")
             else:
-                instances = parse_lgi(host.read_text(f"{RECORDED_DIR}/mig-lgi/{address}.txt") or "")
+                recorded = f"{RECORDED_DIR}/mig-lgi/{address}.txt"
+                instances = _lgi_or_warn(host, host.read_text(recorded) or "", recorded)
         state[address] = {
             "mode_current": gpu["mode_current"],
             "mode_pending": gpu["mode_pending"],

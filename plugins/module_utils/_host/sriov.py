@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
+from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, sysfs
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
@@ -144,16 +144,19 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
         raise SriovError(f"numvfs {numvfs!r} is not a whole number; give the count of VFs, e.g. 8")
     if numvfs < 0:
         raise SriovError(f"numvfs {numvfs} is negative; give 0 (no VFs) or more")
+    problem = gpu_restore.state_dir_problem(host, STATE_DIR)
+    if problem:
+        raise SriovError(problem)
     changes = []
     groups = nets = None
     for address in select(host, selectors):
-        total = int(host.read_attr(f"{PCI}/{address}/sriov_totalvfs") or 0)
+        total = sysfs.count_attr(host, f"{PCI}/{address}/sriov_totalvfs", SriovError) or 0
         if numvfs > total:
             raise SriovError(
                 f"numvfs {numvfs} for {address}: the device supports at most {total} VFs (sriov_totalvfs); "
                 f"give {total} or fewer"
             )
-        before = int(host.read_attr(f"{PCI}/{address}/sriov_numvfs") or 0)
+        before = sysfs.count_attr(host, f"{PCI}/{address}/sriov_numvfs", SriovError) or 0
         vfs = gpu_restore.Sysfs.of(host).vfs(address)
         if vfs and before != numvfs:
             # a different count means zero first: every VF goes; a smaller count removes the tail

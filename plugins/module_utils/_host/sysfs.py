@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import shown
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_normal_address
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import is_decimal
 
@@ -145,6 +147,22 @@ def small_int(text: str | None) -> int | None:
         return None
     number = int(text)
     return number if number <= MAX_SYSFS_INT else None
+
+
+def count_attr(host: HostRoot, path: str, error: type[AccelError] = AccelError) -> int | None:
+    """A count the kernel writes in sysfs (``sriov_totalvfs``, ``sriov_numvfs``, ``available_instances``):
+    None when the file is absent; ``error`` naming the file when it holds anything but a whole number up
+    to MAX_SYSFS_INT (checked on the text: ``abc`` and a 5,000-digit number are refused alike)."""
+    value = host.read_attr(path)
+    if value is None:
+        return None
+    number = small_int(value)
+    if number is None:
+        raise error(
+            f"{path} holds {shown(value)}, not a count (a whole number from 0 to {MAX_SYSFS_INT:,}); the kernel "
+            "never writes that: check the device and its driver (or the recorded sysfs tree), then run again"
+        )
+    return number
 
 
 def _int_attr(host: HostRoot, path: str) -> int | None:

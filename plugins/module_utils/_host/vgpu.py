@@ -89,6 +89,9 @@ def plan(host: HostRoot, selectors: list[str], wanted: str, vfs: int | None) -> 
     if not selectors:
         raise VgpuError("devices is empty; give the GPU addresses or vendor:product IDs")
     wanted = str(wanted)  # the whole text names the type: no space or newline is trimmed away
+    problem = gpu_restore.state_dir_problem(host, STATE_DIR)
+    if problem:
+        raise VgpuError(problem)
     sysfs = gpu_restore.Sysfs.of(host)
     groups = None
     plans = []

@@ -31,13 +31,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
 from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, read_keys, update_text
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, host_facts
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, host_facts, kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import (
     component_problem,
     directory_problem,
@@ -189,7 +189,14 @@ def kolla_whitelist(kolla_globals: dict) -> list:
     if not _true([str(kolla_globals.get("enable_neutron_sriov", False))]):
         return []
     mappings = kolla_globals.get("neutron_sriov_physnet_mappings") or {"physnet1": "ens785f0"}
-    return [{"physical_network": net, "devname": dev} for net, dev in dict(mappings).items()]
+    if not isinstance(mappings, Mapping) or not all(isinstance(v, str) for v in [*mappings, *mappings.values()]):
+        raise LayoutError(
+            f"kolla_globals: neutron_sriov_physnet_mappings (globals.yml) is {kind_of(mappings)}"
+            f"{' holding a name that is not a string' if isinstance(mappings, Mapping) else ''}; Kolla-Ansible "
+            "renders it as a mapping of physical network to interface name, e.g. {physnet1: ens785f0}: "
+            "correct it in globals.yml"
+        )
+    return [{"physical_network": net, "devname": dev} for net, dev in mappings.items()]
 
 
 def _physnet_example(whitelist: list) -> str:
