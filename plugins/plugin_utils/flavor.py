@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, parse_cpu_set
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, kind_of, parse_cpu_set
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import is_custom, is_custom_name, normalize
 from ansible_collections.accel.openstack.plugins.module_utils._names.extra_specs import (
     VALIDATORS as EXTRA_SPEC_VALIDATORS,
@@ -872,7 +872,18 @@ def _device_profile_groups(name: str, specs: dict, device_profiles: dict | None)
             hints,
         )
     groups = []
-    for index, dp_group in enumerate(profiles[profile] or []):
+    listed = profiles[profile] or []
+    if not isinstance(listed, list | tuple) or not all(isinstance(g, dict) or g is None for g in listed):
+        raise FlavorError(
+            f"flavor {name!r}: device_profiles {profile!r} is {kind_of(listed)}"
+            + (
+                f" holding {', '.join(sorted({kind_of(g) for g in listed if not isinstance(g, dict)}))}"
+                if isinstance(listed, list | tuple)
+                else ""
+            )
+            + "; give the profile's groups, a list of mappings of resources:RC, trait:NAME and accel: keys"
+        )
+    for index, dp_group in enumerate(listed):
         group = Group(f"device_profile_{index}", origin="device_profile")
         ignored: list[str] = []
         for key, value in (dp_group or {}).items():

@@ -371,3 +371,22 @@ def test_a_fact_cache_entry_of_the_wrong_shape_is_named_not_skipped(tmp_path, en
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert named in proc.stderr, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("profiles", "words"),
+    [
+        ({"p": [5]}, "device_profiles 'p' is a list holding an integer"),
+        ({"p": 5}, "device_profiles 'p' is an integer"),
+        ({"p": ["x", {}]}, "device_profiles 'p' is a list holding a string"),
+    ],
+)
+def test_a_device_profile_of_another_shape_is_named_by_nova_request(profiles, words):
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.accel.openstack.plugins.filter import flavors
+
+    flavor = {"name": "f", "vcpus": 2, "ram": 1024, "disk": 10, "extra_specs": {"accel:device_profile": "p"}}
+    with pytest.raises(AnsibleFilterError) as raised:
+        flavors.FilterModule().filters()["nova_request"](flavor, device_profiles=profiles)
+    assert words in str(raised.value) and "give the profile's groups" in str(raised.value), str(raised.value)
