@@ -162,6 +162,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection
     converge_rule,
     declared_rule,
     prune_rules,
+    rule_secrets,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
 
@@ -203,6 +204,7 @@ class IronicInspectionRuleModule(OpenStackModule):
                 f"inspection rule {p['name']}: state is present but actions is missing; give at least one action, "
                 "e.g. {op: add-trait, args: {name: CUSTOM_X}}, or state: absent"
             )
+        self.redactor.add(*rule_secrets(p["conditions"], p["actions"], p["sensitive"]))
         rule = declared_rule(
             p["name"],
             p["conditions"],
