@@ -327,16 +327,16 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def _read_placement(self) -> dict:
         # Imported here: openstacksdk is needed only when Placement is a source.
         try:
+            from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import (
+                HAS_OPENSTACKSDK,
+                credential_problems,
+            )
             from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import Redactor
             from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (
                 PlacementError,
                 fleet_snapshot,
             )
-            from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
-                HAS_OPENSTACKSDK,
-                credential_problems,
-                placement_client,
-            )
+            from ansible_collections.accel.openstack.plugins.module_utils._placement.module import placement_client
         except ImportError as exc:  # pragma: no cover - the collection's own modules always import
             raise InventoryError(f"the Placement client could not be loaded: {exc}") from exc
         if not HAS_OPENSTACKSDK:

@@ -147,7 +147,7 @@ deployables:
 
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings, arq_report
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgClient, CyborgError
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 # Servers read per report, at most: a cloud larger than this is reported through the instances option.
 MAX_SERVERS = 200000

@@ -87,7 +87,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._cyborg.device_pro
     CyborgClient,
     converge_profile,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 
 class CyborgDeviceProfileModule(OpenStackModule):

@@ -20,6 +20,7 @@ import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import MASK, Redactor, encodings
 from tests.support.ansible_runner import BIN, REPO, ansible_env, run_module
+from tests.support.placement_server import PlacementServer
 
 CASE_SECONDS = 240
 # Characters JSON escapes (a quote, a backslash, a non-ASCII letter): a body quoting them shows another form.
@@ -256,3 +257,42 @@ def test_nothing_leaks_through_ansible_playbook_vvv(liar, tmp_path, monkeypatch,
     out = proc.stdout + proc.stderr
     assert out.count("refused ") >= len(MODULES), out[-3000:]
     assert not leaks(out), (leaks(out), out[-3000:])
+
+
+# -- the real Placement behind a proxy that quotes the token and the body -------------------------------------
+REAL_TOKEN = 'real-placement-Tok"en-8d2f'
+REAL_MODULES = {
+    "placement_trait": {"names": ["CUSTOM_LEAK_TEST"]},
+    "placement_resource_class": {"names": ["CUSTOM_LEAK_TEST"]},
+    "placement_provider": {"name": "leak-host", "inventories": {"VCPU": {"total": 4}}, "simulate_compute": True},
+}
+
+
+@pytest.mark.parametrize("status", [401, 500])
+@pytest.mark.parametrize("where", ["options", "clouds.yaml", "environment"])
+def test_the_real_placement_refusing_with_the_token_and_body_is_masked(tmp_path, monkeypatch, where, status):
+    monkeypatch.setenv("ACCEL_PLACEMENT_ECHO_TOKEN", REAL_TOKEN)
+    monkeypatch.setenv("ACCEL_PLACEMENT_ECHO_STATUS", str(status))
+    for name in [name for name in os.environ if name.startswith("OS_") and not name.startswith("OS_PLACEMENT")]:
+        monkeypatch.delenv(name)
+    (tmp_path / "placement").mkdir()
+    with PlacementServer(str(tmp_path / "placement")) as placement:
+        cloud = {"auth_type": "admin_token", "auth": {"endpoint": placement.url, "token": REAL_TOKEN}}
+        creds: dict = {"cloud": cloud}
+        if where == "clouds.yaml":
+            (tmp_path / "clouds.yaml").write_text(json.dumps({"clouds": {"real": cloud}}))
+            monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tmp_path / "clouds.yaml"))
+            creds = {"cloud": "real"}
+        elif where == "environment":
+            monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(tmp_path / "none.yaml"))
+            monkeypatch.setenv("OS_AUTH_TYPE", "admin_token")
+            monkeypatch.setenv("OS_ENDPOINT", placement.url)
+            monkeypatch.setenv("OS_TOKEN", REAL_TOKEN)
+            creds = {}
+        for module, args in REAL_MODULES.items():
+            result = run_module(module, dict(args, **creds))
+            assert result.get("failed") and f"Placement answered {status} to " in result["msg"], result
+            assert f"token {MASK} refused for " in result["msg"], result
+            assert not any(form in printed(result) for form in encodings(REAL_TOKEN)), result
+        # Placement itself served the reads: the refusal came only where the proxy stood.
+        assert placement.request("GET", "/resource_providers")[0] == 200

@@ -1,6 +1,6 @@
 # Copyright: accel.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The OpenStack side of every module: options, connection, and error translation.
+"""The OpenStack side of every API module: options, connection, redaction and error translation.
 
 ``openstack_argument_spec()`` is the one builder of the usual OpenStack options (documented by the
 ``accel.openstack.openstack`` doc fragment). ``OpenStackModule`` owns the AnsibleModule, the
@@ -24,8 +24,6 @@ from ansible_collections.accel.openstack.plugins.module_utils._openstack.redacti
     option_secrets,
 )
 from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import secret_leaves as _secrets
-from ansible_collections.accel.openstack.plugins.module_utils._placement.client import PlacementClient
-from ansible_collections.accel.openstack.plugins.module_utils._placement.names import converge_names
 
 try:
     import keystoneauth1.exceptions
@@ -209,10 +207,6 @@ def endpoint_hint(params: dict) -> str:
     return ""
 
 
-def placement_client(params: dict) -> PlacementClient:
-    return PlacementClient(connect(params).placement, endpoint_hint=endpoint_hint(params))
-
-
 class OpenStackModule(CollectionModule):
     """Base for the collection's OpenStack modules.
 
@@ -224,19 +218,14 @@ class OpenStackModule(CollectionModule):
 
     def __init__(self) -> None:
         super().__init__(openstack_argument_spec(**self.argument_spec))
-        self._client: PlacementClient | None = None
+        # The client whose call counts a result reports as ``api_calls`` (Placement's; see PlacementModule).
+        self._client: Any = None
         self._connection = None
         self.redactor = Redactor(self.params)
         narrow_no_log(self.ansible)
         problems = credential_problems(self.params)
         if problems:
             refuse_credentials(self.ansible, problems)
-
-    @property
-    def placement(self) -> PlacementClient:
-        if self._client is None:
-            self._client = PlacementClient(self.connection.placement, endpoint_hint=endpoint_hint(self.params))
-        return self._client
 
     @property
     def connection(self):
@@ -286,16 +275,3 @@ class OpenStackModule(CollectionModule):
         if self._client is not None:
             result.setdefault("api_calls", dict(self._client.calls))
         self._finish(result)
-
-
-class NamesModule(OpenStackModule):
-    """placement_trait and placement_resource_class: custom names of one ``kind``, many per call."""
-
-    kind = ""
-    argument_spec = {
-        "names": {"type": "list", "elements": "str", "required": True, "aliases": ["name"]},
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-    }
-
-    def run(self) -> dict:
-        return converge_names(self.placement, self.kind, self.params["names"], self.params["state"], self.check_mode)
