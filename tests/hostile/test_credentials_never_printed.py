@@ -296,3 +296,20 @@ def test_the_real_placement_refusing_with_the_token_and_body_is_masked(tmp_path,
             assert not any(form in printed(result) for form in encodings(REAL_TOKEN)), result
         # Placement itself served the reads: the refusal came only where the proxy stood.
         assert placement.request("GET", "/resource_providers")[0] == 200
+
+
+@pytest.mark.parametrize("where", ["options", "admin_token", "clouds.yaml", "environment"])
+def test_the_fleet_inventory_never_prints_a_credential(liar, tmp_path, monkeypatch, where):
+    Liar.status = 500
+    config = {"plugin": "accel.openstack.fleet", "sources": ["placement"]}
+    config.update(credentials(where, liar, tmp_path, monkeypatch))
+    source = tmp_path / "gpu.fleet.yml"
+    source.write_text(json.dumps(config))
+    env = ansible_env(ANSIBLE_INVENTORY_UNPARSED_FAILED="true")
+    proc = subprocess.run(
+        [os.path.join(BIN, "ansible-inventory"), "-vvv", "-i", str(source), "--list"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Placement answered 500 to GET /resource_providers" in out, out[-3000:]
+    assert "with token ********" in out and not leaks(out), (leaks(out), out[-3000:])
