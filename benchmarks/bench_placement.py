@@ -23,10 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import connect  # noqa: E402
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (  # noqa: E402
     PlacementClient,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import connect  # noqa: E402
 from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import (  # noqa: E402
     ProviderSpec,
     converge,

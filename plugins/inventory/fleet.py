@@ -327,16 +327,16 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def _read_placement(self) -> dict:
         # Imported here: openstacksdk is needed only when Placement is a source.
         try:
+            from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import (
+                HAS_OPENSTACKSDK,
+                credential_problems,
+            )
+            from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import Redactor
             from ansible_collections.accel.openstack.plugins.module_utils._placement.client import (
                 PlacementError,
                 fleet_snapshot,
             )
-            from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
-                HAS_OPENSTACKSDK,
-                credential_problems,
-                placement_client,
-                redact,
-            )
+            from ansible_collections.accel.openstack.plugins.module_utils._placement.module import placement_client
         except ImportError as exc:  # pragma: no cover - the collection's own modules always import
             raise InventoryError(f"the Placement client could not be loaded: {exc}") from exc
         if not HAS_OPENSTACKSDK:
@@ -350,21 +350,24 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             raise InventoryError(
                 f"cloud is {kind_of(cloud)}; give the name of a cloud in clouds.yaml or a dict of connection options"
             )
-        # An inventory has no no_log: secrets are taken out of every message it raises.
+        # An inventory has no no_log: every credential (options, clouds.yaml, OS_* variables, the session's
+        # token) is taken out of every message it raises.
+        redactor = Redactor(params)
         problems = credential_problems(params)
         if problems:
-            raise InventoryError(redact("; ".join(problems), params))
+            raise InventoryError(redactor.mask("; ".join(problems)))
         try:
-            return inputs.placement_snapshot(fleet_snapshot(placement_client(params)), "Placement's answer")
+            client = placement_client(params)
+            redactor.connection = client.adapter
+            return inputs.placement_snapshot(fleet_snapshot(client), "Placement's answer")
         except inputs.InputError as exc:
-            raise InventoryError(redact(f"{exc.msg}. {self._placement_fix(params)}", params)) from None
+            raise InventoryError(redactor.mask(f"{exc.msg}. {self._placement_fix(params)}")) from None
         except PlacementError as exc:
-            raise InventoryError(redact(f"{exc} {self._placement_fix(params)}", params)) from None
+            raise InventoryError(redactor.mask(f"{exc} {self._placement_fix(params)}")) from None
         except Exception as exc:  # openstacksdk's config and keystoneauth errors
             raise InventoryError(
-                redact(
-                    f"Placement could not be reached: {type(exc).__name__}: {exc}. {self._placement_fix(params)}",
-                    params,
+                redactor.mask(
+                    f"Placement could not be reached: {type(exc).__name__}: {exc}. {self._placement_fix(params)}"
                 )
             ) from None
 

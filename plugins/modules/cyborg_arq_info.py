@@ -147,9 +147,8 @@ deployables:
 
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings, arq_report
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.client import CyborgClient, CyborgError
-from ansible_collections.accel.openstack.plugins.module_utils._cyborg.credentials import mask_credentials
 from ansible_collections.accel.openstack.plugins.module_utils._nova.server_api import ServerListError, server_ids
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 # Cyborg 17 lists every project's ARQs only to a token with this role (its API hook sets is_admin from it).
 ADMIN_ROLE = "admin"
@@ -162,10 +161,6 @@ class CyborgArqInfoModule(OpenStackModule):
         "with_arqs": {"type": "bool", "default": True},
         "with_inventory": {"type": "bool", "default": False},
     }
-
-    def mask(self, text: str) -> str:
-        """``text`` without any credential the module holds (options, clouds.yaml, the token)."""
-        return mask_credentials(text, self.params, self._connection)
 
     def _identity(self) -> tuple[list[str], str | None] | None:
         """The roles and project of the token, where Keystone issued it; None where the module cannot tell

@@ -83,12 +83,11 @@ actions:
   sample: [create]
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._cyborg.credentials import mask_credentials
 from ansible_collections.accel.openstack.plugins.module_utils._cyborg.device_profiles import (
     CyborgClient,
     converge_profile,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 
 class CyborgDeviceProfileModule(OpenStackModule):
@@ -102,9 +101,7 @@ class CyborgDeviceProfileModule(OpenStackModule):
     module_kwargs = {"required_if": [("state", "present", ["groups"])]}
 
     def run(self) -> dict:
-        client = CyborgClient(
-            self.connection.accelerator, mask=lambda text: mask_credentials(text, self.params, self._connection)
-        )
+        client = CyborgClient(self.connection.accelerator, mask=self.mask)
         p = self.params
         return converge_profile(
             client, p["name"], p["groups"], p["description"], p["state"], self.check_mode, p["fleet"]

@@ -169,10 +169,10 @@ candidates:
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import health_check
 from ansible_collections.accel.openstack.plugins.module_utils._placement import quarantine
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule, secret_texts
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import PlacementModule
 
 
-class DeviceQuarantineModule(OpenStackModule):
+class DeviceQuarantineModule(PlacementModule):
     argument_spec = {
         "host": {"type": "str"},
         "address": {"type": "str"},
@@ -227,7 +227,7 @@ class DeviceQuarantineModule(OpenStackModule):
                 raise AccelError(problem)
 
     def _health(self, argv: list[str], timeout: int) -> dict:
-        outcome = health_check.run(argv, timeout, secret_texts(self.params))
+        outcome = health_check.run(argv, timeout, self.redactor.secrets())
         if not outcome.healthy:
             raise AccelError(f"{outcome.explain()}; the device stays quarantined", health=outcome.result())
         return outcome.result()

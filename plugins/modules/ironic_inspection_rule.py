@@ -162,8 +162,9 @@ from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection
     converge_rule,
     declared_rule,
     prune_rules,
+    rule_secrets,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 
 class IronicInspectionRuleModule(OpenStackModule):
@@ -194,7 +195,7 @@ class IronicInspectionRuleModule(OpenStackModule):
                     f"prefix {p['prefix']} deletes the rules made under it that keep does not name; give state: "
                     "absent (to create or update a rule, give its name instead of prefix)"
                 )
-            client = IronicClient(self.connection.baremetal)
+            client = IronicClient(self.connection.baremetal, mask=self.mask)
             result = prune_rules(client, p["prefix"], p["keep"] or [], self.check_mode)
             result["api_calls"] = dict(client.calls)
             return result
@@ -203,6 +204,7 @@ class IronicInspectionRuleModule(OpenStackModule):
                 f"inspection rule {p['name']}: state is present but actions is missing; give at least one action, "
                 "e.g. {op: add-trait, args: {name: CUSTOM_X}}, or state: absent"
             )
+        self.redactor.add(*rule_secrets(p["conditions"], p["actions"], p["sensitive"]))
         rule = declared_rule(
             p["name"],
             p["conditions"],
@@ -213,7 +215,7 @@ class IronicInspectionRuleModule(OpenStackModule):
             p["sensitive"],
             p["uuid"],
         )
-        client = IronicClient(self.connection.baremetal)
+        client = IronicClient(self.connection.baremetal, mask=self.mask)
         result = converge_rule(client, rule, p["state"], self.check_mode)
         result["api_calls"] = dict(client.calls)
         return result

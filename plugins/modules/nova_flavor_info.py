@@ -61,7 +61,7 @@ flavors:
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._nova.flavor_api import read_flavors
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 
 class NovaFlavorInfoModule(OpenStackModule):

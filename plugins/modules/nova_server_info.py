@@ -50,7 +50,7 @@ servers:
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._nova.server_api import MAX_SERVERS, server_ids
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import OpenStackModule
 
 
 class NovaServerInfoModule(OpenStackModule):

@@ -70,10 +70,10 @@ reserved_after:
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._placement import one_time_use
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import PlacementModule
 
 
-class OneTimeUseDeviceModule(OpenStackModule):
+class OneTimeUseDeviceModule(PlacementModule):
     argument_spec = {
         "provider": {"type": "str", "required": True},
         "resource_class": {"type": "str"},

@@ -179,7 +179,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._placement.allocations import read_allocations
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import PlacementModule
 from ansible_collections.accel.openstack.plugins.module_utils._placement.quarantine import read_quarantines
 
 try:
@@ -191,7 +191,7 @@ except ImportError:  # pragma: no cover - depends on the controller
     JMESPATH_IMPORT_ERROR = traceback.format_exc()
 
 
-class PlacementInfoModule(OpenStackModule):
+class PlacementInfoModule(PlacementModule):
     argument_spec = {
         "name": {"type": "list", "elements": "str"},
         "tree": {"type": "str"},

@@ -170,7 +170,7 @@ api_calls:
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import OpenStackModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import PlacementModule
 from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import (
     MODES,
     ProviderSpec,
@@ -194,7 +194,7 @@ SPEC_KEYS = (
 MAX_RETRIES_ALLOWED = 100
 
 
-class PlacementProviderModule(OpenStackModule):
+class PlacementProviderModule(PlacementModule):
     argument_spec = {
         "name": {"type": "str"},
         "uuid": {"type": "str"},

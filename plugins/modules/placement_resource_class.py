@@ -82,7 +82,7 @@ api_calls:
   sample: {GET: 1, PUT: 1}
 """
 
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import NamesModule
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import NamesModule
 
 
 class PlacementResourceClassModule(NamesModule):

@@ -128,7 +128,7 @@ def test_module_options_with_wrong_shapes_fail_with_a_message(tmp_path, module, 
 
 
 def test_secrets_are_taken_out_of_messages_without_no_log():
-    from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import (
+    from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import (
         credential_problems,
         redact,
     )

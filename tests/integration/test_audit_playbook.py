@@ -220,6 +220,7 @@ def test_the_audit_reads_the_servers_and_reports_an_allocation_no_server_holds(c
     finally:
         placement.request("DELETE", f"/allocations/{consumer}")
 
+
 def kolla_inventory(cloud, tmp_path, **changes) -> str:
     """The cloud's inventory with Kolla's globals.yml in ``tmp_path`` (node_custom_config: Kolla's override
     directory unless ``node_custom_config`` says another) instead of accel_kolla_config_dir, and with no report

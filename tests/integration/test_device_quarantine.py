@@ -16,7 +16,7 @@ import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._placement import quarantine
 from ansible_collections.accel.openstack.plugins.module_utils._placement.client import fleet_snapshot
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import placement_client
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import placement_client
 from tests.support.ansible_runner import run_module
 from tests.support.nova_compute import compute_case, update
 

@@ -14,7 +14,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._placement.client 
     PlacementError,
     PlacementUnreachable,
 )
-from ansible_collections.accel.openstack.plugins.module_utils._placement.openstack import placement_client
+from ansible_collections.accel.openstack.plugins.module_utils._placement.module import placement_client
 from ansible_collections.accel.openstack.plugins.module_utils._placement.provider import ProviderSpec, converge
 from tests.support.ansible_runner import REPO, run_module
 

@@ -6,7 +6,8 @@ import of the collection; anything else is a layering error:
 
 - no ``module_utils`` file imports ``plugin_utils`` (a module would pull controller code onto a host);
 - the host layer (``_host``) knows no OpenStack service;
-- the OpenStack service rooms (``_placement``, ``_cyborg``, ``_ironic``) do not import each other;
+- the OpenStack service rooms (``_placement``, ``_cyborg``, ``_ironic``) do not import each other; they share
+  ``_openstack`` (the module base, the request loop, the redaction of credentials), which imports only the base;
 - the solver depends only on the fleet model (``fleet``, ``request``), names, errors and Placement's settings;
 - modules import no ``plugin_utils``.
 """
@@ -32,9 +33,10 @@ ALLOWED = {
     "module_utils._module": {"module_utils._errors", "module_utils._inputs"},
     "module_utils._host": BASE,
     "module_utils._nova": BASE | {"module_utils._host"},
-    "module_utils._placement": BASE | {"module_utils._nova"},
-    "module_utils._cyborg": BASE,
-    "module_utils._ironic": BASE | {"module_utils._nova"},
+    "module_utils._openstack": BASE,
+    "module_utils._placement": BASE | {"module_utils._nova", "module_utils._openstack"},
+    "module_utils._cyborg": BASE | {"module_utils._openstack"},
+    "module_utils._ironic": BASE | {"module_utils._nova", "module_utils._openstack"},
     "plugin_utils.solver": {
         "module_utils._errors",
         "module_utils._names",
@@ -125,6 +127,7 @@ def test_a_file_imports_only_what_its_room_may(path):
             "from " + PREFIX + "module_utils._cyborg import arqs",
         ),
         ("module_utils._cyborg", "from .._ironic.client import IronicClient"),
+        ("module_utils._openstack", "from .._placement.client import PlacementClient"),
         ("module_utils._nova", "import ansible_collections.accel.openstack.plugins.plugin_utils.fleet"),
         ("plugin_utils.solver", "from ansible_collections.accel.openstack.plugins.plugin_utils import flavor_fit"),
         (

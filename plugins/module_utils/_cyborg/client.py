@@ -11,14 +11,13 @@ from typing import Any
 from urllib.parse import quote
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.transport import Unanswered, bounded, send
 
 MICROVERSION = "2.0"
 # Devices show their status (enabled / disabled) from 2.3 on (Cyborg 2023.1 and later).
 DEVICE_STATUS_MICROVERSION = "2.3"
 # More records than this in one listing is not a cloud this report can reason about safely.
 MAX_RECORDS = 100000
-# How much of a refusal's body a message quotes (after the credentials in it are masked).
-MAX_BODY = 300
 
 
 class CyborgError(AccelError):
@@ -36,22 +35,16 @@ class CyborgClient:
 
     def _call(self, method: str, path: str, ok: tuple[int, ...], microversion: str | None = None, **kwargs):
         try:
-            resp = getattr(self.adapter, method)(
-                path, microversion=microversion or self.microversion, raise_exc=False, **kwargs
-            )
-        except Exception as exc:  # keystoneauth and requests raise many types; each becomes one message
-            reason = self.mask(str(exc))
-            raise CyborgError(f"Cyborg did not answer {method.upper()} {path}: {reason}; check it runs") from None
-        if resp.status_code not in ok:
-            body = self.mask(resp.text)
-            if len(body) > MAX_BODY:
-                body = f"{body[:MAX_BODY]} (the first {MAX_BODY} of {len(body)} characters)"
-            hint = " (check the credentials)" if resp.status_code == 401 else ""
-            raise CyborgError(f"Cyborg answered {resp.status_code} to {method.upper()} {path}{hint}: {body}")
-        try:
-            return resp.json() if resp.content else None
-        except ValueError as exc:
-            raise CyborgError(f"Cyborg's answer to {method.upper()} {path} is not JSON") from exc
+            answer = send(self.adapter, method, path, microversion or self.microversion, kwargs.get("json"), self.mask)
+        except Unanswered as exc:
+            raise CyborgError(f"Cyborg did not answer {method.upper()} {path}: {exc}; check it runs") from None
+        if answer.status not in ok:
+            hint = " (check the credentials)" if answer.status == 401 else ""
+            body = bounded(answer.text)
+            raise CyborgError(f"Cyborg answered {answer.status} to {method.upper()} {path}{hint}: {body}")
+        if not answer.parsed:
+            raise CyborgError(f"Cyborg's answer to {method.upper()} {path} is not JSON")
+        return answer.data
 
     def _list(self, path: str, key: str, microversion: str | None = None) -> list[dict]:
         body = self._call("get", path, (200,), microversion)

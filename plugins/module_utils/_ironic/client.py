@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import collections
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.transport import Unanswered, error_text, send
 
 # Inspection rules exist from 1.96 on.
 MICROVERSION = "1.96"
@@ -26,45 +28,37 @@ class IronicError(AccelError):
     """Ironic refused a request or did not answer; the message names the call and the fix."""
 
 
-def _detail(data: Any, fallback: str) -> str:
-    if isinstance(data, dict):
-        text = data.get("error_message") or data.get("faultstring") or data.get("description")
-        if isinstance(text, str):
-            return text[:500]
-    return fallback[:500]
+# Where Ironic's error documents carry the reason, and how much of it a message quotes.
+ERROR_KEYS = ("error_message", "faultstring", "description")
+MAX_DETAIL = 500
 
 
 class IronicClient:
     """The inspection rule calls of Ironic's v1 API."""
 
-    def __init__(self, adapter, microversion: str = MICROVERSION):
+    def __init__(self, adapter, microversion: str = MICROVERSION, mask: Callable[[str], str] | None = None):
         self.adapter = adapter
         self.microversion = microversion
+        # Replaces every credential in a text (a refusal may quote the token or a sensitive rule's values).
+        self.mask = mask or (lambda text: text)
         self.calls: collections.Counter = collections.Counter()
 
     def request(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200,)):
         self.calls[method] += 1
-        kwargs: dict[str, Any] = {"microversion": self.microversion, "raise_exc": False}
-        if body is not None:
-            kwargs["json"] = body
         try:
-            resp = getattr(self.adapter, method.lower())(path, **kwargs)
-        except Exception as exc:  # keystoneauth's ConnectFailure, timeouts, endpoint lookups
+            answer = send(self.adapter, method, path, self.microversion, body, self.mask)
+        except Unanswered as exc:
             raise IronicError(
                 f"Ironic did not answer {method} {path}: {exc}; check that the service runs and that the cloud "
                 "options reach it (standalone: auth_type none and baremetal_endpoint_override)"
-            ) from exc
-        try:
-            data = resp.json() if resp.content else None
-        except ValueError:
-            data = None
-        if resp.status_code in ok:
-            return resp.status_code, data
-        text = _detail(data, resp.text or resp.reason or "")
+            ) from None
+        if answer.status in ok:
+            return answer.status, answer.data
+        text = error_text(answer.data, ERROR_KEYS, answer.text, self.mask, MAX_DETAIL)
         hint = ""
-        if resp.status_code == 406 or "version" in text.lower():
+        if answer.status == 406 or "version" in text.lower():
             hint = "; inspection rules need Ironic API microversion 1.96 or newer"
-        raise IronicError(f"Ironic answered {resp.status_code} to {method} {path}: {text}{hint}")
+        raise IronicError(f"Ironic answered {answer.status} to {method} {path}: {text}{hint}")
 
     def list_rules(self) -> list[dict]:
         """Every rule, page by page (Ironic says ``next`` while more follow)."""

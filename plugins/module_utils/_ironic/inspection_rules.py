@@ -21,6 +21,7 @@ from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.client import IronicClient
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import secret_leaves
 
 # uuid5 namespace of the collection's inspection rules (a fixed, arbitrary UUID).
 RULE_NAMESPACE = uuid.UUID("5b0c3c52-8f3e-4d7a-9a38-4f1d2b7f0c11")
@@ -85,6 +86,34 @@ def _items(kind: str, value: Any, known: tuple[str, ...], invertible: bool, erro
             errors.append(f"{where} ({op}): args must be a mapping (or a list), e.g. {{name: CUSTOM_X}}")
         out.append(dict(item))
     return out
+
+
+# Arguments of an action that name where a value goes, not the value: never masked.
+NOT_SECRET_ARGS = ("path", "op")
+
+
+def rule_secrets(conditions: Any, actions: Any, sensitive: Any) -> list[str]:
+    """The texts of a rule no message may print: every value under a secret key (``password``, ``token`` ...),
+    and for a sensitive rule every text value of its actions' arguments (an IPMI password it sets)."""
+    found = [text for _path, text in secret_leaves({"conditions": conditions, "actions": actions}, "rule")]
+    if sensitive is True and isinstance(actions, list):
+        for action in actions:
+            args = action.get("args") if isinstance(action, dict) else None
+            if isinstance(args, dict):
+                found += [text for key, value in args.items() if key not in NOT_SECRET_ARGS for text in _texts(value)]
+            elif isinstance(args, list):  # positional: the first names the path, the rest are values
+                found += [text for value in args[1:] for text in _texts(value)]
+    return found
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _texts(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []
 
 
 def declared_rule(

@@ -14,12 +14,14 @@ import datetime
 import email.utils
 import fnmatch
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_FIELDS
 from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.transport import Unanswered, bounded, send
 
 MICROVERSION = "1.39"
 
@@ -107,10 +109,18 @@ def _names(body: Any, key: str, call: str) -> list[str]:
 class PlacementClient:
     """Placement calls used by the collection. ``adapter`` is ``conn.placement`` (a keystoneauth adapter)."""
 
-    def __init__(self, adapter, microversion: str = MICROVERSION, endpoint_hint: str = ""):
+    def __init__(
+        self,
+        adapter,
+        microversion: str = MICROVERSION,
+        endpoint_hint: str = "",
+        mask: Callable[[str], str] | None = None,
+    ):
         self.adapter = adapter
         self.microversion = microversion
         self.endpoint_hint = endpoint_hint
+        # Replaces every credential in a text (a refusal may quote the token or the request's body).
+        self.mask = mask or (lambda text: text)
         self.calls: collections.Counter = collections.Counter()
 
     # -- transport ----------------------------------------------------------------------------
@@ -131,28 +141,21 @@ class PlacementClient:
 
     def _send(self, method: str, path: str, body: Any, ok: tuple[int, ...]):
         self.calls[method] += 1
-        kwargs: dict[str, Any] = {"microversion": self.microversion, "raise_exc": False}
-        if body is not None:
-            kwargs["json"] = body
         try:
-            resp = getattr(self.adapter, method.lower())(path, **kwargs)
-        except Exception as exc:  # keystoneauth's ConnectFailure, timeouts, endpoint lookups
+            answer = send(self.adapter, method, path, self.microversion, body, self.mask)
+        except Unanswered as exc:
             where = f" at {self.endpoint_hint}" if self.endpoint_hint else ""
             raise PlacementUnreachable(
                 f"Placement{where} did not answer {method} {path}: {exc}. Check that the service runs and "
                 "that the auth options reach it, then run again: the modules converge from any partial state."
-            ) from exc
-        try:
-            data = resp.json() if resp.content else None
-        except ValueError:
-            data = None
-        if resp.status_code in ok:
-            return resp.status_code, data, getattr(resp, "headers", None)
-        text, code = _detail(data, resp.text[:300] if resp.text else resp.reason or "")
-        message = f"Placement answered {resp.status_code} to {method} {path}: {text}"
-        if resp.status_code == 409:
-            raise PlacementConflict(message, resp.status_code, code)
-        raise PlacementError(message, resp.status_code, code)
+            ) from None
+        if answer.status in ok:
+            return answer.status, answer.data, answer.headers
+        text, code = _detail(answer.data, bounded(answer.text))
+        message = f"Placement answered {answer.status} to {method} {path}: {bounded(self.mask(text))}"
+        if answer.status == 409:
+            raise PlacementConflict(message, answer.status, code)
+        raise PlacementError(message, answer.status, code)
 
     # -- resource classes ---------------------------------------------------------------------
     def resource_classes(self) -> list[str]:

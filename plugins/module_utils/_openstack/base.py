@@ -1,6 +1,6 @@
 # Copyright: accel.openstack contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The OpenStack side of every module: options, connection, and error translation.
+"""The OpenStack side of every API module: options, connection, redaction and error translation.
 
 ``openstack_argument_spec()`` is the one builder of the usual OpenStack options (documented by the
 ``accel.openstack.openstack`` doc fragment). ``OpenStackModule`` owns the AnsibleModule, the
@@ -10,7 +10,6 @@ do; subclasses declare ``argument_spec`` and implement ``run()``.
 
 from __future__ import annotations
 
-import re
 import traceback
 from typing import Any
 
@@ -19,8 +18,12 @@ from ansible.module_utils.common.parameters import _list_no_log_values
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._module import CollectionModule
-from ansible_collections.accel.openstack.plugins.module_utils._placement.client import PlacementClient
-from ansible_collections.accel.openstack.plugins.module_utils._placement.names import converge_names
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import (
+    CREDENTIAL_OPTIONS,
+    Redactor,
+    option_secrets,
+)
+from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import secret_leaves as _secrets
 
 try:
     import keystoneauth1.exceptions
@@ -33,17 +36,9 @@ except ImportError:  # pragma: no cover - exercised only where openstacksdk is m
     OPENSTACKSDK_IMPORT_ERROR = traceback.format_exc()
 
 CONNECTION_OPTIONS = ("cloud", "auth", "auth_type", "region_name", "interface", "api_timeout")
-# Options that can carry credentials: no_log, so Ansible never logs them to syslog and masks them.
-CREDENTIAL_OPTIONS = ("cloud", "auth")
-# Keys whose values are secrets wherever they appear in those options (auth.password, a cloud dict's
-# auth.token, application_credential_secret, ...).
-SECRET_KEY = re.compile(r"password|passwd|passcode|token|secret", re.IGNORECASE)
 # Ansible hides every occurrence of a no_log value in all output; a shorter secret would blank out
 # ordinary words (a token "admin" hides "admin" in every message), so it is refused.
 MIN_SECRET_LENGTH = 8
-# Placement's noauth2 middleware takes the literal token "admin" as the admin: a convention every
-# standalone Placement shares, not a secret, so it is neither refused nor masked.
-NOAUTH2_ADMIN_TOKEN = "admin"
 
 
 def openstack_argument_spec(**extra: dict) -> dict:
@@ -69,30 +64,14 @@ def openstack_argument_spec(**extra: dict) -> dict:
     return spec
 
 
-def _secrets(value: Any, path: str, secret: bool = False):
-    """(path, text) for every secret leaf under ``value`` (a leaf under a secret key, at any depth)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _secrets(item, f"{path}.{key}", secret or bool(SECRET_KEY.search(str(key))))
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from _secrets(item, f"{path}[{index}]", secret)
-    elif secret and value not in (None, "") and not isinstance(value, bool):
-        if path.endswith(".token") and value == NOAUTH2_ADMIN_TOKEN:
-            return
-        yield path, str(value)
-
-
 def secret_texts(params: dict) -> set[str]:
     """The secret values in ``cloud`` and ``auth`` (for callers without Ansible's no_log, such as inventories)."""
-    return {text for option in CREDENTIAL_OPTIONS for _path, text in _secrets(params.get(option), option)}
+    return option_secrets(params)
 
 
-def redact(message: str, params: dict) -> str:
-    """``message`` with every secret of ``cloud`` and ``auth`` replaced by ``********``."""
-    for text in sorted(secret_texts(params), key=len, reverse=True):
-        message = message.replace(text, "********")
-    return message
+def redact(message: str, params: dict, connection: Any = None) -> str:
+    """``message`` with every credential of these options (and of what they resolve to) replaced by ``********``."""
+    return Redactor(params, connection).mask(message)
 
 
 def credential_problems(params: dict) -> list[str]:
@@ -220,13 +199,12 @@ def connect(params: dict):
     return openstack.connect(**connection_kwargs(params))
 
 
-def placement_client(params: dict) -> PlacementClient:
-    conn = connect(params)
-    hint = ""
+def endpoint_hint(params: dict) -> str:
+    """The endpoint the options name, for messages about a service that did not answer."""
     auth = params.get("auth") or {}
     if isinstance(auth, dict):
-        hint = auth.get("endpoint") or auth.get("auth_url") or ""
-    return PlacementClient(conn.placement, endpoint_hint=hint)
+        return auth.get("endpoint") or auth.get("auth_url") or ""
+    return ""
 
 
 class OpenStackModule(CollectionModule):
@@ -235,29 +213,41 @@ class OpenStackModule(CollectionModule):
     Subclasses set ``argument_spec`` (their own options only) and ``module_kwargs`` and implement
     ``run()``, which returns the result dict (``changed``, ``diff`` ...). Every AccelError becomes
     ``fail_json`` with its message and result keys (a declaration's ValueError with its message).
+    Every result, failure and warning passes :attr:`redactor`: no credential the module holds is printed.
     """
 
     def __init__(self) -> None:
         super().__init__(openstack_argument_spec(**self.argument_spec))
-        self._client: PlacementClient | None = None
+        # The client whose call counts a result reports as ``api_calls`` (Placement's; see PlacementModule).
+        self._client: Any = None
         self._connection = None
+        self.redactor = Redactor(self.params)
         narrow_no_log(self.ansible)
         problems = credential_problems(self.params)
         if problems:
             refuse_credentials(self.ansible, problems)
 
     @property
-    def placement(self) -> PlacementClient:
-        if self._client is None:
-            self._client = placement_client(self.params)
-        return self._client
-
-    @property
     def connection(self):
         """The openstacksdk connection, for services other than Placement."""
         if self._connection is None:
             self._connection = connect(self.params)
+            self.redactor.connection = self._connection
         return self._connection
+
+    def mask(self, text: str) -> str:
+        """``text`` with every credential the module holds masked."""
+        return self.redactor.mask(text)
+
+    def _finish(self, result: dict, failed: bool = False) -> None:
+        """Exit with ``result`` masked; every form of every credential also joins Ansible's no_log values,
+        so the warnings Ansible adds to the result are masked as well."""
+        forms = self.redactor.forms()
+        self.ansible.no_log_values.update(forms)
+        result = self.redactor.mask_value(result)
+        if failed:
+            self.ansible.fail_json(**result)
+        self.ansible.exit_json(**result)
 
     def __call__(self) -> None:
         if not HAS_OPENSTACKSDK:
@@ -268,25 +258,20 @@ class OpenStackModule(CollectionModule):
             failure = exc.result() if isinstance(exc, AccelError) else {"msg": str(exc)}
             if self._client is not None:
                 failure.setdefault("api_calls", dict(self._client.calls))
-            self.ansible.fail_json(**failure)
+            self._finish(failure, failed=True)
         except (openstack.exceptions.SDKException, keystoneauth1.exceptions.ClientException) as exc:
-            self.ansible.fail_json(
-                msg=f"could not reach the OpenStack service: {exc}; check the cloud/auth options "
-                "(a standalone Placement needs auth_type: admin_token and auth: {endpoint: URL, token: ...})"
+            self._finish(
+                {
+                    "msg": f"could not reach the OpenStack service: {exc}; check the cloud/auth options "
+                    "(a standalone Placement needs auth_type: admin_token and auth: {endpoint: URL, token: ...})"
+                },
+                failed=True,
+            )
+        except Exception as exc:  # an unforeseen error's traceback may quote a credential: it is masked too
+            self._finish(
+                {"msg": f"unexpected error: {type(exc).__name__}: {exc}", "exception": traceback.format_exc()},
+                failed=True,
             )
         if self._client is not None:
             result.setdefault("api_calls", dict(self._client.calls))
-        self.ansible.exit_json(**result)
-
-
-class NamesModule(OpenStackModule):
-    """placement_trait and placement_resource_class: custom names of one ``kind``, many per call."""
-
-    kind = ""
-    argument_spec = {
-        "names": {"type": "list", "elements": "str", "required": True, "aliases": ["name"]},
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-    }
-
-    def run(self) -> dict:
-        return converge_names(self.placement, self.kind, self.params["names"], self.params["state"], self.check_mode)
+        self._finish(result)
