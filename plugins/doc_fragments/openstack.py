@@ -46,7 +46,10 @@ options:
     choices: [admin, internal, public]
     aliases: [endpoint_type]
   api_timeout:
-    description: Seconds to wait for an API answer.
+    description:
+      - Seconds to wait for an API answer.
+      - Unset, the cloud's C(api_timeout) in clouds.yaml applies, else 60 seconds (a service that accepts the
+        connection and never answers fails the task then).
     type: int
 requirements:
   - python >= 3.11

@@ -67,6 +67,12 @@ from ansible_collections.accel.openstack.plugins.module_utils._openstack.base im
 class NovaFlavorInfoModule(OpenStackModule):
     argument_spec = {"names": {"type": "list", "elements": "str"}}
 
+    def doing(self) -> str:
+        names = self.params["names"]
+        if names:
+            return f" while reading the flavor{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}"
+        return " while reading every flavor of the cloud"
+
     def run(self) -> dict:
         return {"changed": False, "flavors": read_flavors(self.connection.compute, self.params["names"])}
 

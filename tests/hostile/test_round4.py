@@ -4,7 +4,10 @@ and nothing changed."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import time
 
 import pytest
 
@@ -390,3 +393,59 @@ def test_a_device_profile_of_another_shape_is_named_by_nova_request(profiles, wo
     with pytest.raises(AnsibleFilterError) as raised:
         flavors.FilterModule().filters()["nova_request"](flavor, device_profiles=profiles)
     assert words in str(raised.value) and "give the profile's groups" in str(raised.value), str(raised.value)
+
+
+# -- the OpenStack connection: unparsable clouds.yaml, a service that never answers, what was being read ----
+def test_a_clouds_yaml_openstacksdk_skips_is_named_with_its_line_never_its_text(tmp_path, monkeypatch):
+    for name in [name for name in os.environ if name.startswith("OS_")]:
+        monkeypatch.delenv(name)
+    config = tmp_path / "clouds.yaml"
+    config.write_text(
+        "clouds:\n  prod:\n    auth:\n      auth_url: http://127.0.0.1:9/v3\n\tpassword: s3cret-tab-line\n"
+    )
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(config))
+    result = run_module("placement_info", {"cloud": "prod"})
+    assert result.get("failed"), result
+    assert f"cloud 'prod' was not found because {config} could not be read as YAML" in result["msg"], result["msg"]
+    assert "line 5, column 1" in result["msg"] and "never tabs" in result["msg"]
+    assert "s3cret-tab-line" not in json.dumps(result)
+
+
+def _silent_server():
+    """A server that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    return server
+
+
+def test_a_service_that_never_answers_ends_at_the_clouds_yaml_timeout_and_60_s_by_default(tmp_path, monkeypatch):
+    from ansible_collections.accel.openstack.plugins.module_utils._openstack.base import DEFAULT_API_TIMEOUT, connect
+
+    for name in [name for name in os.environ if name.startswith("OS_")]:
+        monkeypatch.delenv(name)
+    server = _silent_server()
+    try:
+        url = f"http://127.0.0.1:{server.getsockname()[1]}"
+        auth = {"auth_type": "admin_token", "auth": {"endpoint": url, "token": "a-long-admin-token"}}
+        assert DEFAULT_API_TIMEOUT == 60 and connect(auth).config.config["api_timeout"] == 60
+        config = tmp_path / "clouds.yaml"
+        config.write_text(json.dumps({"clouds": {"slow": dict(auth, api_timeout=2)}}))
+        monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(config))
+        assert connect({"cloud": "slow"}).config.config["api_timeout"] == 2
+        assert connect({"cloud": "slow", "api_timeout": 3}).config.config["api_timeout"] == 3
+        started = time.monotonic()
+        result = run_module("placement_info", {"cloud": "slow"})
+        assert result.get("failed") and time.monotonic() - started < 30, result
+    finally:
+        server.close()
+
+
+def test_a_flavor_read_that_cannot_reach_nova_names_the_flavors(monkeypatch):
+    for name in [name for name in os.environ if name.startswith("OS_")]:
+        monkeypatch.delenv(name)
+    cloud = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:9", "token": "a-long-admin-token"},
+             "compute_endpoint_override": "http://127.0.0.1:9/v2.1"}  # fmt: skip
+    result = run_module("nova_flavor_info", {"cloud": cloud, "names": ["gpu.h100", "t4.small"]})
+    assert result.get("failed"), result
+    assert "while reading the flavors 'gpu.h100', 't4.small'" in result["msg"], result["msg"]

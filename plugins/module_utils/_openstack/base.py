@@ -194,9 +194,57 @@ def connection_kwargs(params: dict) -> dict:
     return kwargs
 
 
+def clouds_yaml_problem(cloud: Any) -> str | None:
+    """Why openstacksdk did not find ``cloud``: a clouds.yaml it skipped because it is not YAML (it only logs
+    that). Names the file, the line and column and the parser's reason, never the line's text (it may hold a
+    password)."""
+    if not isinstance(cloud, str):
+        return None
+    import os
+
+    import yaml
+
+    files = [os.environ["OS_CLIENT_CONFIG_FILE"]] if os.environ.get("OS_CLIENT_CONFIG_FILE") else []
+    files += [f for f in openstack.config.loader.CONFIG_FILES if f not in files]
+    for path in files:
+        if path.endswith(".json") or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as handle:
+                yaml.safe_load(handle)
+        except (OSError, UnicodeDecodeError):
+            continue
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            reason = getattr(exc, "problem", None) or "not YAML"
+            return (
+                f"cloud {cloud!r} was not found because {path} could not be read as YAML ({reason}{where}), so "
+                "openstacksdk skipped the file; correct it there (YAML indents with spaces, never tabs)"
+            )
+        return None
+    return None
+
+
+# Seconds an API call may wait for an answer when neither api_timeout nor the cloud's clouds.yaml entry says:
+# without it a service that accepts the connection and never answers would hold the task forever.
+DEFAULT_API_TIMEOUT = 60
+
+
 def connect(params: dict):
-    """An openstacksdk connection for these module parameters."""
-    return openstack.connect(**connection_kwargs(params))
+    """An openstacksdk connection for these module parameters (as openstack.connect builds it), with
+    :data:`DEFAULT_API_TIMEOUT` where neither the options nor clouds.yaml set ``api_timeout``."""
+    kwargs = connection_kwargs(params)
+    try:
+        region = openstack.config.get_cloud_region(**kwargs)
+    except openstack.exceptions.ConfigException:
+        problem = clouds_yaml_problem(kwargs.get("cloud"))
+        if problem:
+            raise AccelError(problem) from None
+        raise
+    if region.config.get("api_timeout") is None:
+        region.config["api_timeout"] = DEFAULT_API_TIMEOUT
+    return openstack.connection.Connection(config=region, vendor_hook=kwargs.get("vendor_hook"))
 
 
 def endpoint_hint(params: dict) -> str:
@@ -235,6 +283,11 @@ class OpenStackModule(CollectionModule):
             self.redactor.connection = self._connection
         return self._connection
 
+    def doing(self) -> str:
+        """What the module was asking for, for the message when the service could not be reached
+        (``" while reading the flavors gpu.h100"``); empty by default."""
+        return ""
+
     def mask(self, text: str) -> str:
         """``text`` with every credential the module holds masked."""
         return self.redactor.mask(text)
@@ -262,7 +315,7 @@ class OpenStackModule(CollectionModule):
         except (openstack.exceptions.SDKException, keystoneauth1.exceptions.ClientException) as exc:
             self._finish(
                 {
-                    "msg": f"could not reach the OpenStack service: {exc}; check the cloud/auth options "
+                    "msg": f"could not reach the OpenStack service{self.doing()}: {exc}; check the cloud/auth options "
                     "(a standalone Placement needs auth_type: admin_token and auth: {endpoint: URL, token: ...})"
                 },
                 failed=True,
