@@ -24,10 +24,6 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description: Filesystem root of the host; V(/) for the live host.
-    type: path
-    default: /
   state:
     description: V(present) installs the files and links; V(absent) removes them.
     type: str
@@ -81,6 +77,8 @@ attributes:
 notes:
   - The module does not reload systemd; run C(systemctl daemon-reload) (the role does) when it changed something
     on a running host.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

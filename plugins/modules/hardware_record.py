@@ -32,10 +32,6 @@ options:
     description: Write the record (the first run on a host always reports no change).
     type: bool
     default: false
-  root:
-    description: Filesystem root of the host.
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -43,6 +39,8 @@ attributes:
   diff_mode:
     support: full
     description: The record before and after.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

@@ -41,14 +41,6 @@ options:
     type: list
     elements: str
     default: []
-  root:
-    description:
-      - Filesystem root of the host to configure; V(/) for the live host, or a chroot or mounted image.
-      - With any root other than the running system nothing runs on the machine executing the module.
-        C(update-grub) and C(kernelstub) probe the machine's disks, so they run only on the running system;
-        C(grubby) runs inside a complete root through C(chroot). What cannot run is reported pending.
-    type: path
-    default: /
   bootloader:
     description: The bootloader to configure; V(auto) detects it from the files under O(root).
     type: str
@@ -69,8 +61,13 @@ attributes:
     description: Shows the files as they are and as they would be.
 notes:
   - Nothing is written when any argument is invalid or appears in both O(present) and O(absent).
+  - With any O(root) other than the running system nothing runs on the machine executing the module.
+    C(update-grub) and C(kernelstub) probe the machine's disks, so they run only on the running system;
+    C(grubby) runs inside a complete root through C(chroot). What cannot run is reported pending.
 seealso:
   - module: accel.openstack.vfio_pci
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

@@ -20,10 +20,6 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description: Filesystem root of the host; sysfs is read and written at C(<root>/sys).
-    type: path
-    default: /
   parent:
     description: PCI address of the parent device (V(0000:84:00.4)).
     type: str
@@ -48,6 +44,8 @@ attributes:
   diff_mode:
     support: full
     description: Shows the mdev UUIDs before and after.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

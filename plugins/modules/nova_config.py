@@ -173,10 +173,6 @@ options:
         from then on.
     type: bool
     default: false
-  root:
-    description: Filesystem root the paths are under; V(/) for the live host.
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -186,6 +182,8 @@ attributes:
     description: Returns the before and after text of every file that changes.
 notes:
   - Nova services must be restarted to read the new files; the module reports which files changed.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

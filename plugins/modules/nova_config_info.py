@@ -27,10 +27,6 @@ version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description: Filesystem root of the machine that holds the files (the deploy host for the kolla layout).
-    type: path
-    default: /
   layout:
     description: Where the configuration lives.
     type: str
@@ -94,9 +90,11 @@ options:
     type: path
     default: /etc/placement/placement.conf
 extends_documentation_fragment:
+  - accel.openstack.root
   - accel.openstack.read_only
 notes:
   - The root of the host is given by O(root); nothing outside it is read.
+  - With O(layout=kolla), O(root) is the root of the deploy host, which holds Kolla-Ansible's override files.
 """
 
 EXAMPLES = r"""

@@ -25,10 +25,6 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description: Filesystem root of the host; C(/) for the running system.
-    type: path
-    default: /
   address:
     description: PCI address of the GPU (V(0000:3b:00.0)).
     type: str
@@ -58,6 +54,8 @@ attributes:
     description: Shows the instances and the state file before and after.
 seealso:
   - module: accel.openstack.pci_facts
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

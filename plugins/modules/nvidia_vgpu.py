@@ -19,10 +19,6 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description: Filesystem root of the host; sysfs is read and written at C(<root>/sys).
-    type: path
-    default: /
   devices:
     description: GPU (PF) PCI addresses or vendor:product IDs.
     type: list
@@ -47,6 +43,8 @@ attributes:
   diff_mode:
     support: full
     description: Shows each VF's vGPU type and the state file before and after.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

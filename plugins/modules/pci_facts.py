@@ -23,12 +23,6 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description:
-      - Filesystem root of the host to read; V(/) for the live host, or the path of a chroot, a mounted image
-        or a fixture tree.
-    type: path
-    default: /
   device_classes:
     description:
       - PCI class-code hex prefixes of the devices to report (2, 4 or 6 hex digits).
@@ -49,6 +43,8 @@ attributes:
     description: Sets the C(accel_*) facts.
 notes:
   - The module never changes the host.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

@@ -46,10 +46,6 @@ options:
   kolla_inventory:
     description: The Kolla-Ansible inventory path to put in RV(command).
     type: str
-  root:
-    description: Filesystem root of the machine that holds the file (the deploy host for O(layout=kolla)).
-    type: path
-    default: /
 attributes:
   check_mode:
     support: full
@@ -59,6 +55,10 @@ attributes:
     description: Shows the file as it is and as it would be.
 seealso:
   - module: accel.openstack.nova_config_info
+notes:
+  - With O(layout=kolla), O(root) is the root of the deploy host, which holds Kolla-Ansible's override file.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

@@ -16,10 +16,6 @@ description:
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
-  root:
-    description: Filesystem root of the host; sysfs is read and written at C(<root>/sys).
-    type: path
-    default: /
   devices:
     description: PF PCI addresses (V(0000:3b:00.0)) or vendor:product IDs (V(15b3:101d)); each must match a device.
     type: list
@@ -44,6 +40,8 @@ attributes:
 requirements:
   - netaddr (Python library, on the managed host, python3-netaddr on Debian, Ubuntu and EL) to change the
     count of a PF that has VFs; without it such a change fails rather than skip the in-use check.
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""

@@ -48,14 +48,6 @@ options:
     type: list
     elements: raw
     default: []
-  root:
-    description:
-      - Filesystem root of the host to configure; V(/) for the live host, or a chroot or mounted image.
-      - "With any root other than the running system nothing runs on the machine executing the module:
-        C(update-initramfs)/C(dracut) run inside a complete root through C(chroot); C(modprobe) and the
-        runtime binding need the running kernel and are reported pending."
-    type: path
-    default: /
   bind:
     description:
       - V(boot) writes the persistent configuration only (the devices move to vfio-pci at the next boot).
@@ -93,6 +85,12 @@ attributes:
     description: Shows the files as they are and as they would be.
 seealso:
   - module: accel.openstack.kernel_cmdline
+notes:
+  - "With any O(root) other than the running system nothing runs on the machine executing the module:
+    C(update-initramfs)/C(dracut) run inside a complete root through C(chroot); C(modprobe) and the runtime
+    binding need the running kernel and are reported pending."
+extends_documentation_fragment:
+  - accel.openstack.root
 """
 
 EXAMPLES = r"""
