@@ -75,11 +75,14 @@ def _device_classes(fleet) -> set[str]:
 
 
 def _accelerator_hosts(fit: FlavorFit) -> set[str]:
+    """Hosts with a device a flavor may ask for: an accelerator class in Placement, or a PCI pool that is not
+    Neutron's (a pool tagged with a physical_network serves ports; a network host is no accelerator host)."""
     devices = _device_classes(fit.fleet)
     found = set()
     for root in fit.fleet.roots:
         record = fit.records.get(root.name) or {}
-        if record.get("pci_pools") or any(rc in devices for p in fit.fleet.trees[root.uuid] for rc in p.inventories):
+        pools = [p for p in record.get("pci_pools") or [] if isinstance(p, dict) and not p.get("physical_network")]
+        if pools or any(rc in devices for p in fit.fleet.trees[root.uuid] for rc in p.inventories):
             found.add(root.name)
     return found
 

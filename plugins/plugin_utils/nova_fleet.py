@@ -96,11 +96,19 @@ def pci_pools(hostname: str, facts: Mapping, policy, withhold_without_iommu: boo
     counts: dict[tuple, int] = {}
     for item in selection.passthrough:
         for device in item.devices:
-            key = (device["vendor_id"], device["product_id"], _device_type(device), device.get("numa_node"))
+            key = (
+                device["vendor_id"],
+                device["product_id"],
+                _device_type(device),
+                device.get("numa_node"),
+                item.entry.physical_network,
+            )
             counts[key] = counts.get(key, 0) + 1
+    # A pool of devices Neutron hands out carries its physical_network tag, as nova-compute's pools do.
     return [
         {"vendor_id": v, "product_id": p, "device_type": t, "numa_node": n, "count": c}
-        for (v, p, t, n), c in sorted(counts.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
+        | ({"physical_network": net} if net else {})
+        for (v, p, t, n, net), c in sorted(counts.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
     ]
 
 

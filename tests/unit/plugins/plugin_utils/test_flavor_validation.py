@@ -4,7 +4,7 @@ import pytest
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import FitOptionError
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import flavor_table, validate_flavors
-from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, FLEET, flavor
+from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, FLEET, cpu_host, flavor
 
 
 def run(entries, **options):
@@ -28,6 +28,22 @@ def test_general_flavor_on_gpu_host_is_a_finding_with_the_fix():
     (finding,) = [f for f in result["findings"] if f["kind"] == "general_on_gpu_host"]
     assert finding["hosts"] == ["gpu1", "gpu2"]
     assert "forbidden" in finding["fix"] and "aggregate" in finding["fix"]
+
+
+def test_a_host_whose_only_pci_pool_is_neutron_s_is_no_accelerator_host():
+    """The audit's fleet carries nova-compute's PCI pools, the validate stage's Placement snapshot does not: a
+    pool tagged with a physical_network (VFs Neutron hands out) must not make a network host an accelerator
+    host, or the two would count different hosts for one general flavor."""
+    vfs = {"vendor_id": "15b3", "product_id": "101e", "device_type": "type-VF", "numa_node": 0, "count": 8}
+    gpus = {"vendor_id": "10de", "product_id": "2330", "device_type": "type-PCI", "numa_node": 0, "count": 1}
+    fleet = {
+        "resource_providers": FLEET["resource_providers"][:-2]
+        + cpu_host(1, pci_pools=[dict(vfs, physical_network="physnet1")])
+        + cpu_host(2, pci_pools=[gpus])
+    }
+    result = validate_flavors(fleet, [flavor("general")], pci_aliases=ALIASES, pci_in_placement=True)
+    (finding,) = [f for f in result["findings"] if f["kind"] == "general_on_gpu_host"]
+    assert finding["hosts"] == ["cpu2", "gpu1", "gpu2"]
 
 
 def test_gpu_flavor_image_needs_q35_and_uefi():

@@ -92,3 +92,14 @@ def test_missing_facts_say_to_run_discovery():
 
 def test_cpu_spec_syntax():
     assert parse_cpu_spec("0-3,^2,8", "x") == {0, 1, 3, 8}
+
+
+def test_a_pool_of_devices_neutron_hands_out_carries_its_physical_network(tmp_path):
+    facts, _unused = discover(build_root("sriov-nic", str(tmp_path / "nic")))
+    neutron = {"name": "cx6-vf", "vendor_id": "15b3", "product_id": "101e", "mode": "passthrough",
+               "physical_network": "physnet1"}  # fmt: skip
+    t4 = {"name": "t4", "vendor_id": "10de", "product_id": "1eb8", "mode": "passthrough"}
+    pools = root_of(nova_fleet({"net-01": facts}, [neutron, t4]), "net-01")["pci_pools"]
+    assert {p.get("physical_network") for p in pools if p["product_id"] == "101e"} == {"physnet1"}
+    assert [p for p in pools if p["product_id"] == "1eb8" and "physical_network" in p] == []
+    assert sum(p["count"] for p in pools if p["product_id"] == "1eb8") == 1
