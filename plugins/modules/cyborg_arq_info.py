@@ -162,7 +162,7 @@ class CyborgArqInfoModule(OpenStackModule):
         "with_inventory": {"type": "bool", "default": False},
     }
 
-    def _identity(self) -> tuple[list[str], str | None] | None:
+    def _identity(self) -> "tuple[list[str], str | None] | None":
         """The roles and project of the token, where Keystone issued it; None where the module cannot tell
         (a token given as is, e.g. auth_type admin_token)."""
         plugin = getattr(self.connection.session, "auth", None)
@@ -177,7 +177,7 @@ class CyborgArqInfoModule(OpenStackModule):
             return None
         return [str(r) for r in roles], getattr(access, "project_id", None)
 
-    def _servers(self) -> tuple[list[str] | None, list[dict]]:
+    def _servers(self) -> "tuple[list[str] | None, list[dict]]":
         """The UUIDs of every project's servers, or None and what could not be read."""
         try:
             return server_ids(self.connection.compute, purpose="find orphaned ARQs"), []
@@ -211,7 +211,7 @@ class CyborgArqInfoModule(OpenStackModule):
             }
         ]
 
-    def _endpoint(self, client: CyborgClient) -> str | None:
+    def _endpoint(self, client: CyborgClient) -> "str | None":
         try:
             return client.adapter.get_endpoint()
         except Exception:  # noqa: BLE001 - without an endpoint the commands read $CYBORG_ENDPOINT

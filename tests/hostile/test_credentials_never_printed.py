@@ -107,8 +107,8 @@ class Liar(BaseHTTPRequestHandler):
         if path in ("/baremetal", "/baremetal/v1"):
             link = [{"rel": "self", "href": base + "/baremetal/v1/"}]
             version = {"id": "v1", "version": "1.96", "min_version": "1.1", "status": "CURRENT", "links": link}
-            body = {"versions": [version], "default_version": version} if path == "/baremetal" else {"id": "v1",
-                    "links": link, "version": version}  # fmt: skip
+            listing = {"versions": [version], "default_version": version}
+            body = listing if path == "/baremetal" else {"id": "v1", "links": link, "version": version}
             return self._reply(200, json.dumps(body).encode())
         if path.endswith("/inspection_rules"):  # an empty fleet of rules, so that the rule is sent
             return self._reply(200, b'{"inspection_rules": []}')

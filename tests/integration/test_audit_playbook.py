@@ -295,8 +295,8 @@ def test_report_paths_are_checked_before_anything_is_read(cloud, placement, tmp_
     (tmp_path / "work").mkdir()
     refused = run_playbook(AUDIT, cloud["inventory"], {"accel_audit_report": str(tmp_path / "gone" / "a.json")})
     assert refused["rc"] != 0
-    (failed,) = [r for r in task_results(refused, "Refuse a report or policy path whose directory does not exist, "
-                                                   "before anything is read").values()]  # fmt: skip
+    task = "Refuse a report or policy path whose directory does not exist, before anything is read"
+    (failed,) = task_results(refused, task).values()
     assert failed["results"][0]["msg"] == (
         f"accel_audit_report is {tmp_path}/gone/a.json, but its directory {tmp_path}/gone does not exist: create it, "
         "or give an existing directory with accel_audit_dir (or another file with accel_audit_report); an empty "

@@ -68,7 +68,7 @@ def _line(rng: random.Random, hostile: bool) -> str:
 def _file(rng: random.Random) -> str | dict:
     hostile = rng.random() < 0.3
     lines = [] if rng.random() < 0.1 else [f"[{rng.choice(['pci', 'PCI', 'DEFAULT', 'devices'])}]"]
-    for _ in range(rng.randint(0, 14)):
+    for _line_number in range(rng.randint(0, 14)):
         line = _line(rng, hostile)
         # a tidy file continues only a value; a hostile one anything
         if (

@@ -9,8 +9,7 @@ import importlib
 import sys
 
 importlib.import_module("conftest")  # run as a script: makes ansible_collections.accel.openstack importable
-from ansible_collections.accel.openstack.plugins.module_utils._simulate.nvidia_smi import *  # noqa: E402, F403
-from ansible_collections.accel.openstack.plugins.module_utils._simulate.nvidia_smi import (  # noqa: E402, F401
+from ansible_collections.accel.openstack.plugins.module_utils._simulate.nvidia_smi import (  # noqa: E402
     INSTALLED_TABLES,
     RECORDED,
     STATE,
@@ -18,14 +17,39 @@ from ansible_collections.accel.openstack.plugins.module_utils._simulate.nvidia_s
     FakeNvidiaSmi,
     SmiError,
     after_reboot,
+    command_line,
     initial_state,
     install,
     load_tables,
-    main,
     recorded_outputs,
     render_recorded,
     render_xml,
 )
+
+__all__ = [
+    "INSTALLED_TABLES",
+    "RECORDED",
+    "STATE",
+    "TABLES",
+    "FakeNvidiaSmi",
+    "SmiError",
+    "after_reboot",
+    "initial_state",
+    "install",
+    "load_tables",
+    "recorded_outputs",
+    "render_recorded",
+    "render_xml",
+    "main",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    status, out, err = command_line(sys.argv[1:] if argv is None else argv)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return status
+
 
 if __name__ == "__main__":
     sys.exit(main())

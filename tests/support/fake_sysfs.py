@@ -10,28 +10,48 @@ import importlib
 import sys
 
 importlib.import_module("conftest")  # run as a script: makes ansible_collections.accel.openstack importable
-from ansible_collections.accel.openstack.plugins.module_utils._simulate.host_root import *  # noqa: E402, F403
-from ansible_collections.accel.openstack.plugins.module_utils._simulate.host_root import (  # noqa: E402, F401
-    BRIDGE_CLASSES,
+from ansible_collections.accel.openstack.plugins.module_utils._simulate.host_root import (  # noqa: E402
     DEMO_INVENTORY,
     NVIDIA_SMI_DIR,
     PCI_IDS,
     PROFILE_DIR,
-    REPO,
-    RootTree,
     _Tree,
     _write_device,
     build_inventory_roots,
     build_root,
+    command_line,
     expand_profile,
     initially_creatable,
     inventory_profiles,
     is_bridge,
     load_profile,
-    main,
-    plan_root,
     profile_names,
 )
+
+__all__ = [
+    "DEMO_INVENTORY",
+    "NVIDIA_SMI_DIR",
+    "PCI_IDS",
+    "PROFILE_DIR",
+    "build_inventory_roots",
+    "_Tree",
+    "_write_device",
+    "build_root",
+    "expand_profile",
+    "initially_creatable",
+    "inventory_profiles",
+    "is_bridge",
+    "load_profile",
+    "profile_names",
+    "main",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    for line in command_line(sys.argv[1:] if argv is None else argv):
+        print(line)
+    return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

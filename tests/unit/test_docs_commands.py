@@ -79,7 +79,9 @@ def test_the_profile_builder_commands_of_discovery_md_run(tmp_path):
         command = line.split("   #")[0].strip().replace("/tmp/roots", str(tmp_path / "roots"))
         if not os.path.exists(python):
             command = command.replace(".venv/bin/python", sys.executable, 1)
-        done = subprocess.run(["bash", "-c", command], cwd=REPO, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=REPO, capture_output=True, text=True, timeout=300, check=False
+        )
         assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "roots" / "mig-a100" / "sys" / "bus" / "pci" / "devices").is_dir()
     assert len(list((tmp_path / "roots").iterdir())) > 5

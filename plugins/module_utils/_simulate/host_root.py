@@ -33,7 +33,6 @@ import posixpath
 import shutil
 import socket
 import struct
-import sys
 
 from ansible_collections.accel.openstack.plugins.module_utils._simulate import nvidia_smi as fake_nvidia_smi
 
@@ -500,7 +499,8 @@ def _write_nvidia_smi(tree, profile, devices) -> None:
 
 
 # -- command line --------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
+def command_line(argv: list[str]) -> list[str]:
+    """``tests/support/fake_sysfs.py``'s command line: build the roots ``argv`` names; one line per root built."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profiles", nargs="*", help="profile names (default with --all: every profile)")
     parser.add_argument("--all", action="store_true", help="build every profile")
@@ -515,11 +515,12 @@ def main(argv: list[str] | None = None) -> int:
         mapping = {name: name for name in profile_names()}
     for name in names:
         mapping[name] = name
+    built = []
     for host, profile in sorted(mapping.items()):
         dest = os.path.join(args.dest, host)
         build_root(profile, dest)
-        print(f"built {host} ({profile}) at {dest}")
-    return 0
+        built.append(f"built {host} ({profile}) at {dest}")
+    return built
 
 
 def inventory_profiles(path: str) -> dict[str, str]:
@@ -544,7 +545,3 @@ def _inventory_hosts(node):
             yield from (value or {}).items()
         elif isinstance(value, dict):
             yield from _inventory_hosts(value)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import uuid
 from xml.sax.saxutils import escape
 
@@ -420,6 +419,19 @@ def after_reboot(before: dict, fresh: dict, mig_lost: bool = False, no_reset: bo
     return fresh
 
 
+# The entry point of the copy installed as /usr/bin/nvidia-smi in a Debian root (the module itself has none).
+INSTALLED_ENTRY = """
+
+if __name__ == "__main__":
+    import sys
+
+    _status, _out, _err = command_line(sys.argv[1:])
+    sys.stdout.write(_out)
+    sys.stderr.write(_err)
+    sys.exit(_status)
+"""
+
+
 def install(root: str) -> str:
     """Put the double at ``<root>/usr/bin/nvidia-smi`` (run by the root's python3) with its tables."""
     tables = os.path.join(root, INSTALLED_TABLES.lstrip("/"))
@@ -428,24 +440,18 @@ def install(root: str) -> str:
         json.dump(load_tables(), handle, indent=1, sort_keys=True)
     target = os.path.join(root, "usr/bin/nvidia-smi")
     with open(os.path.abspath(__file__)) as source, open(target, "w") as handle:
-        handle.write("#!/usr/bin/python3\n" + source.read())
+        handle.write("#!/usr/bin/python3\n" + source.read() + INSTALLED_ENTRY)
     os.chmod(target, 0o755)
     return target
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def command_line(argv: list[str]) -> tuple[int, str, str]:
+    """The double's command line: ``--install ROOT`` (the installed script's path as output), or ``[--root
+    ROOT] ARGS`` as nvidia-smi; returns the exit status, stdout and stderr."""
+    argv = list(argv)
     if argv[:1] == ["--install"]:
-        print(install(argv[1]))
-        return 0
+        return 0, install(argv[1]) + "\n", ""
     root = "/"
     if argv[:1] == ["--root"]:
         root, argv = argv[1], argv[2:]
-    rc, out, err = FakeNvidiaSmi(root)(argv)
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return rc
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return FakeNvidiaSmi(root)(argv)

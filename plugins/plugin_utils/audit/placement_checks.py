@@ -292,7 +292,7 @@ def check_allocations(cloud) -> list[dict]:
         unknown = instances is not None and consumer.lower() not in instances and (instance_like or devices)
         if not ((devices and not instance_like) or unknown):
             continue
-        where = {name for name in devices} or {by_uuid[rp]["name"] for rp in held if rp in by_uuid}
+        where = set(devices) or {by_uuid[rp]["name"] for rp in held if rp in by_uuid}
         host = next((cloud.host_of(by_uuid[rp]) for rp in held if rp in by_uuid), None)
         shown = "; ".join(
             f"{n}: {amounts(devices.get(n) or held_on(by_uuid, held, n))}" for n in sorted(where)[:MAX_SHOWN]

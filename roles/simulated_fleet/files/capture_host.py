@@ -33,9 +33,9 @@ import socket
 import struct
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
-ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 RECORDED = "/var/lib/accel-openstack/nvidia-smi"
 VGPU_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.+?)\s*$")
 

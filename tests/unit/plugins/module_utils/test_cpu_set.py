@@ -46,8 +46,8 @@ def _generated(count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     atoms = ["0", "1", "2", "7", "15", " 3", "4 ", "+2", "1_2", "x", "", "^", "-", "^1", "2-5", "5-2", "^0-3", " "]
     return [
-        ",".join(rng.choice(atoms) + rng.choice(["", "-", "-9", ",", "^"]) for _ in range(rng.randint(1, 4)))
-        for _ in range(count)
+        ",".join(rng.choice(atoms) + rng.choice(["", "-", "-9", ",", "^"]) for _rule in range(rng.randint(1, 4)))
+        for _case in range(count)
     ]
 
 
