@@ -9,6 +9,7 @@ import json
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, device_ids
 from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import nova_resource_class, nova_traits
+from ansible_collections.accel.openstack.plugins.module_utils._nova.config import NOVA_DEFAULT_FILTERS
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit import lost_state
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
@@ -246,15 +247,9 @@ def check_drift(cloud, host: str) -> list[dict]:
     ]
 
 
-# Nova's own default of [filter_scheduler] enabled_filters (nova/conf/scheduler.py, Nova 34), used when the
-# deployed config does not set it (Kolla-Ansible's template sets it only for Blazar or the fake driver).
-NOVA_DEFAULT_FILTERS = (
-    "ComputeFilter",
-    "ComputeCapabilitiesFilter",
-    "ImagePropertiesFilter",
-    "ServerGroupAntiAffinityFilter",
-    "ServerGroupAffinityFilter",
-)
+# Nova's own default of [filter_scheduler] enabled_filters (nova/conf/scheduler.py, Nova 34; the rendering's
+# NOVA_DEFAULT_FILTERS) is used when the deployed config does not set it (Kolla-Ansible's template sets it only
+# for Blazar or the fake driver).
 # Flavor extra specs that give an instance a NUMA topology (nova.virt.hardware.numa_get_constraints): only
 # NUMATopologyFilter then checks that the host can fit it, its pinned CPUs, page size and the PCI NUMA policy.
 _NUMA_KEYS = ("hw:numa_nodes", "hw:mem_page_size", "hw:pmem", "hw:cpu_dedicated_mask", "resources:PCPU")
