@@ -117,3 +117,14 @@ def test_the_readme_pipeline_table_lists_every_playbook():
     playbooks = sorted(f for f in os.listdir(os.path.join(REPO, "playbooks")) if f.endswith(".yml") and f != "site.yml")
     missing = [f for f in playbooks if f"| `playbooks/{f}` |" not in readme]
     assert not missing, f"README.md's pipeline table does not list {missing}"
+
+
+def test_the_readme_names_every_module_filter_lookup_and_role():
+    with open(os.path.join(REPO, "README.md")) as handle:
+        readme = handle.read()
+    names = [f[:-3] for f in os.listdir(os.path.join(REPO, "plugins", "modules")) if f.endswith(".py")]
+    names += [f[:-3] for f in os.listdir(os.path.join(REPO, "plugins", "lookup")) if f.endswith(".py")]
+    names += [f[:-4] for f in os.listdir(os.path.join(REPO, "plugins", "filter")) if f.endswith(".yml")]
+    names += os.listdir(os.path.join(REPO, "roles"))
+    missing = sorted(name for name in names if f"`{name}`" not in readme)
+    assert not missing, f"README.md does not name {missing}"
