@@ -96,6 +96,18 @@ def nova_conf_d_args(root, **extra) -> dict:
     return args
 
 
+def regular_files(root: str) -> dict[str, bytes]:
+    """Every regular file under ``root`` with its bytes (links not followed): what a case may not change."""
+    out = {}
+    for base, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(base, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as handle:
+                    out[os.path.relpath(path, root)] = handle.read()
+    return out
+
+
 def no_traceback(result: dict) -> None:
     """A failure must be a message, never a Python exception text."""
     text = str(result.get("msg", "")) + str(result.get("exception", ""))

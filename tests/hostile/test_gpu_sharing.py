@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
-from tests.hostile.conftest import assert_secret_absent, no_traceback
+from tests.hostile.conftest import assert_secret_absent, no_traceback, regular_files
 from tests.support.ansible_runner import run_module
 from tests.support.fake_kernel import FakeKernel
 from tests.support.fake_sysfs import build_root
@@ -30,18 +30,6 @@ def _escape(kind: str, outside, link: str) -> str:
     if kind == "absolute":
         return str(outside)
     return "../" * (link.count("/") + 10) + str(outside).lstrip("/")
-
-
-def _files(root: str) -> dict[str, bytes]:
-    """Every regular file under ``root`` with its bytes (links not followed): what a case may not change."""
-    out = {}
-    for base, _dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(base, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as handle:
-                    out[os.path.relpath(path, root)] = handle.read()
-    return out
 
 
 def _refused(result: dict, *words: str) -> None:
@@ -83,10 +71,10 @@ BAD_INPUT = [
 @pytest.mark.parametrize(("module", "profile", "args", "named"), BAD_INPUT, ids=[str(i) for i in range(len(BAD_INPUT))])
 def test_bad_input_is_refused_with_a_message_and_changes_nothing(tmp_path, module, profile, args, named):
     root = build_root(profile, str(tmp_path / "root"))
-    before = _files(root)
+    before = regular_files(root)
     result = run_module(module, dict(args, root=root, **({} if module == "nvidia_mig" else {"timeout": 2})))
     _refused(result, named)
-    assert _files(root) == before
+    assert regular_files(root) == before
 
 
 # -- links out of the root: followed as if the root were /, never out of it -----------------------------
@@ -198,7 +186,7 @@ HOSTILE_STATES = [
 def _reboot(tmp_path, profile: str) -> tuple[str, dict[str, bytes]]:
     root = build_root(profile, str(tmp_path / "root"))
     os.makedirs(os.path.join(root, "etc/accel-openstack"))
-    return root, _files(os.path.join(root, "sys"))
+    return root, regular_files(os.path.join(root, "sys"))
 
 
 def _state(root: str, kind: str, name: str, content) -> None:
@@ -219,7 +207,7 @@ def test_a_hostile_state_file_stops_the_restore_before_any_write(tmp_path, kind,
     with pytest.raises(gpu_restore.RestoreError, match="state file") as caught:
         gpu_restore.restore(root, run=lambda argv: ran.append(argv) or (0, "", ""), timeout=1)
     assert fault in str(caught.value)
-    assert ran == [] and _files(os.path.join(root, "sys")) == sysfs
+    assert ran == [] and regular_files(os.path.join(root, "sys")) == sysfs
 
 
 @pytest.mark.parametrize(
@@ -254,7 +242,7 @@ def test_an_unreadable_or_escaping_state_file_is_refused(tmp_path, outside, dama
         gpu_restore.restore(root, timeout=1)
     assert "state file" in str(caught.value) or "out of the root" in str(caught.value), caught.value
     assert_secret_absent(str(caught.value))
-    assert _files(os.path.join(root, "sys")) == sysfs
+    assert regular_files(os.path.join(root, "sys")) == sysfs
 
 
 def test_the_boot_command_reports_a_hostile_state_file_and_exits_1(tmp_path):
@@ -277,4 +265,4 @@ def test_the_boot_command_reports_a_hostile_state_file_and_exits_1(tmp_path):
     assert proc.returncode == 1, proc
     assert proc.stderr.startswith("accel-openstack gpu restore: state file /etc/accel-openstack/sriov/"), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert _files(os.path.join(root, "sys")) == sysfs
+    assert regular_files(os.path.join(root, "sys")) == sysfs

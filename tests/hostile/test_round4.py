@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.hostile.conftest import no_traceback
+from tests.hostile.conftest import no_traceback, regular_files
 from tests.support.ansible_runner import run_module
 from tests.support.fake_sysfs import build_root
 
@@ -19,17 +19,6 @@ L40S = "0000:81:00.0"
 A16_VF = "0000:84:00.4"
 MIG = "0000:3b:00.0"
 DAMAGED = ["abc", "9" * 5000]
-
-
-def _files(root: str) -> dict[str, bytes]:
-    out = {}
-    for base, _dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(base, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as handle:
-                    out[os.path.relpath(path, root)] = handle.read()
-    return out
 
 
 def _attr(root: str, address: str, name: str) -> str:
@@ -47,13 +36,13 @@ def test_a_damaged_sriov_count_is_refused_by_its_file(tmp_path, attr, value):
     path = _attr(root, L40S, attr)
     with open(path, "w") as handle:
         handle.write(value + "\n")
-    before = _files(root)
+    before = regular_files(root)
     result = run_module("sriov_vfs", {"root": root, "devices": [L40S], "numvfs": 2, "timeout": 2})
     assert result.get("failed"), result
     no_traceback(result)
     assert f"{attr} holds" in result["msg"] and "not a count" in result["msg"], result["msg"]
     assert "Exceeds the limit" not in result["msg"] and "9" * 100 not in result["msg"]
-    assert _files(root) == before
+    assert regular_files(root) == before
 
 
 @pytest.mark.parametrize("value", DAMAGED, ids=["letters", "5000-digits"])
@@ -62,12 +51,12 @@ def test_a_damaged_mdev_available_instances_is_refused_by_its_file(tmp_path, val
     path = _attr(root, A16_VF, "mdev_supported_types/nvidia-735/available_instances")
     with open(path, "w") as handle:
         handle.write(value + "\n")
-    before = _files(root)
+    before = regular_files(root)
     result = run_module("mdev", {"root": root, "parent": A16_VF, "type": "nvidia-735", "count": 1})
     assert result.get("failed"), result
     no_traceback(result)
     assert "available_instances holds" in result["msg"], result["msg"]
-    assert _files(root) == before
+    assert regular_files(root) == before
 
 
 @pytest.mark.parametrize("profile_id", ["abc", "9" * 5000], ids=["letters", "5000-digits"])
@@ -107,13 +96,13 @@ def test_a_damaged_mig_lgi_row_is_refused_by_its_file(tmp_path, profile_id):
 )
 def test_a_boolean_or_float_count_option_is_refused_before_anything(tmp_path, module, profile, args, option):
     root = build_root(profile, str(tmp_path / "root"))
-    before = _files(root)
+    before = regular_files(root)
     result = run_module(module, dict(args, root=root))
     assert result.get("failed"), result
     no_traceback(result)
     assert result["msg"].startswith(f"{option} is a "), result["msg"]
     assert "give a whole number" in result["msg"]
-    assert _files(root) == before
+    assert regular_files(root) == before
 
 
 @pytest.mark.parametrize(
@@ -130,12 +119,12 @@ def test_a_boolean_or_float_count_option_is_refused_before_anything(tmp_path, mo
 )
 def test_a_mig_layout_count_or_placement_of_another_type_is_refused(tmp_path, entry, words):
     root = build_root("mig-hopper", str(tmp_path / "root"))
-    before = _files(root)
+    before = regular_files(root)
     result = run_module("nvidia_mig", {"root": root, "address": MIG, "layout": [entry]})
     assert result.get("failed"), result
     no_traceback(result)
     assert words in result["msg"], result["msg"]
-    assert _files(root) == before
+    assert regular_files(root) == before
 
 
 # -- 4. capacity metrics node_exporter accepts: unique series, escaped labels, whole numbers --------------
@@ -243,7 +232,7 @@ def test_kolla_sriov_physnet_mappings_of_another_shape_are_refused_by_name(tmp_p
     no_traceback(result)
     assert "neutron_sriov_physnet_mappings (globals.yml) is a" in result["msg"], result["msg"]
     assert "correct it in globals.yml" in result["msg"]
-    assert _files(str(root)) == {}
+    assert regular_files(str(root)) == {}
 
 
 # -- filters given data of another shape: a message naming the filter and the field ------------------------
@@ -312,12 +301,12 @@ def test_a_state_directory_that_is_a_regular_file_stops_the_run_before_any_chang
     os.makedirs(os.path.dirname(root + blocker), exist_ok=True)
     with open(root + blocker, "w") as handle:
         handle.write("the operator's file\n")
-    before = _files(root)
+    before = regular_files(root)
     result = run_module(module, dict(args, root=root))
     assert result.get("failed"), result
     no_traceback(result)
     assert f"{blocker} exists and is not a directory" in result["msg"], result["msg"]
-    assert _files(root) == before
+    assert regular_files(root) == before
 
 
 # -- a Cyborg answer of another shape ---------------------------------------------------------------------
