@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -23,6 +23,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._ironic.client imp
 from ansible_collections.accel.openstack.plugins.module_utils._ironic.inspection_rules import declared_rule, prune_rules
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
 from tests.support.ansible_runner import run_module
+from tests.support.json_handler import JsonHandler
 
 ENTRY = {"name": "hgx", "vendor_id": "10de", "product_id": "2330", "mode": "baremetal", "count": 8,
          "resource_class": "GPU_H100X8"}  # fmt: skip
@@ -160,24 +161,13 @@ ARQ = "6c7c1f7e-8d7e-4b4b-9a3c-2f2d6c1e5a10"
 PASSWORD = "lying-service-password-7"
 
 
-class Lying(BaseHTTPRequestHandler):
+class Lying(JsonHandler):
     """Issues a token as Keystone does (with a catalog that points at itself), then answers
     ``GET /v2/accelerator_requests`` with ``arqs_answer``: (status, body), where ``{token}`` and
     ``{password}`` in the body become the token it issued and the password it was sent."""
 
     arqs_answer: tuple[int, str] = (200, '{"arqs": []}')
     issued: dict[str, str] = {}
-
-    def log_message(self, *args):
-        pass
-
-    def _reply(self, status: int, body: bytes, headers: dict | None = None) -> None:
-        self.send_response(status)
-        for key, value in {"Content-Type": "application/json", **(headers or {})}.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self):  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))

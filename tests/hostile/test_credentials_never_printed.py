@@ -14,12 +14,13 @@ import json
 import os
 import subprocess
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from ansible_collections.accel.openstack.plugins.module_utils._openstack.redaction import MASK, Redactor, encodings
 from tests.support.ansible_runner import BIN, REPO, ansible_env, run_module
+from tests.support.json_handler import JsonHandler
 from tests.support.placement_server import PlacementServer
 
 CASE_SECONDS = 240
@@ -47,7 +48,7 @@ PLACEMENT_MODULES = [name for name in MODULES if name.startswith("placement") or
                      "one_time_use_device")]  # fmt: skip
 
 
-class Liar(BaseHTTPRequestHandler):
+class Liar(JsonHandler):
     """Keystone that issues :data:`ISSUED` (or refuses, quoting the password), and every service refusing
     with ``status`` and a body quoting the token and the body it received."""
 
@@ -55,17 +56,6 @@ class Liar(BaseHTTPRequestHandler):
     keystone_refuses = False
     password = ""
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def _reply(self, status: int, body: bytes, headers: dict | None = None) -> None:
-        self.send_response(status)
-        for key, value in {"Content-Type": "application/json", **(headers or {})}.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def _body(self) -> str:
         return self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
