@@ -81,6 +81,14 @@ ansible_facts:
           board serial and GPU UUID C(nvidia-smi -q -x) gives, null otherwise), C(iommu_group_peers) (the other
           endpoints of the
           IOMMU group), C(passthrough_viable) and C(passthrough_note).
+        - C(accelerator) is what the device catalog knows of the model (null when it does not know it), with
+          C(vendor), C(model), C(role) (V(pf) for a whole device or an SR-IOV PF, V(vf) for a VF), C(memory_gb),
+          C(memory_type), C(vf_product_id), C(sriov_mechanism) (V(amd_mxgpu_gim), V(intel_i915_sriov),
+          V(intel_xe_sriov), V(nvidia_vgpu_sriov)), C(vf_creation) (V(sriov_numvfs), or V(driver_parameter) where
+          the PF driver makes the VFs itself), C(resource_class) (the class the catalog suggests), C(partition_modes)
+          (published compute and memory modes) and, for a PF, C(partition) (null, or C(compute), C(memory),
+          C(profile), C(vf_memory_mb), C(source), which is V(driver) when amdgpu shows C(current_compute_partition) and
+          C(current_memory_partition), else C(vf_count) and the count of VFs, from the VF count the vendor ties to a mode).
       type: list
       elements: dict
       sample:
@@ -93,6 +101,19 @@ ansible_facts:
           numa_node: 0
           iommu_group: 31
           passthrough_viable: true
+    accel_unknown_accelerators:
+      description:
+        - Devices of an accelerator class (V(0300) VGA, V(0302) 3D controller, V(0380) display controller,
+          V(1200) processing accelerator) that the device catalog does not know, whatever O(device_classes)
+          selects; VFs and the boot VGA device (the host's console, never offered) are left out.
+        - Each has C(kind) (V(unknown_accelerator)), C(address), C(vendor_id), C(product_id), C(class_code),
+          C(class_name), C(vendor_name), C(product_name) (null without a name in C(pci.ids)), C(driver), C(numa_node),
+          C(iommu_group), C(sriov_totalvfs) and C(advice) (the device policy entry and the catalog entry to add).
+      type: list
+      elements: dict
+      sample:
+        - {kind: unknown_accelerator, address: "0000:41:00.0", vendor_id: "abcd", product_id: "0302",
+           class_code: "030200", class_name: 3D controller, driver: vfio-pci, numa_node: 1, iommu_group: 41}
     accel_iommu_groups:
       description: Every IOMMU group holding a reported device, with all its members sorted.
       type: dict

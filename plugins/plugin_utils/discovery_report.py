@@ -30,7 +30,10 @@ def discovery_report(facts: dict) -> list[str]:
         parts.append(f"driver={device.get('driver') or 'none'}")
         parts.append(f"numa={device['numa_node'] if device.get('numa_node') is not None else '-'}")
         if device.get("is_boot_vga"):
-            parts.append("BOOT VGA")
+            parts.append("BOOT VGA (the host's console: never offered)")
+        model = _catalog_model(device)
+        if model:
+            parts.append(model)
         if device.get("sriov_totalvfs") is not None:
             parts.append(f"SR-IOV {device.get('sriov_numvfs') or 0}/{device['sriov_totalvfs']} VFs")
         vfs = vfs_by_pf.get(device["address"], [])
@@ -55,4 +58,32 @@ def discovery_report(facts: dict) -> list[str]:
         verdict = "passthrough OK" if device.get("passthrough_viable") else "passthrough NOT viable"
         parts.append(f"{verdict} ({device.get('passthrough_note')})")
         lines.append(" | ".join(parts))
+    for unknown in facts.get("accel_unknown_accelerators") or []:
+        if not isinstance(unknown, dict):
+            continue
+        numa = unknown.get("numa_node")
+        group = unknown.get("iommu_group")
+        lines.append(
+            f"unknown accelerator {unknown.get('address')} {_model(unknown)} ({unknown.get('class_name')}) | "
+            f"driver={unknown.get('driver') or 'none'} | numa={numa if numa is not None else '-'} | "
+            f"iommu_group={group if group is not None else '-'} | {unknown.get('advice')}"
+        )
     return lines
+
+
+def _catalog_model(device: dict) -> str | None:
+    """``AMD Instinct MI300X, 192 GB HBM3, SR-IOV amd_mxgpu_gim, partition CPX/NPS4 (vf_count: 8 VFs)``."""
+    model = device.get("accelerator")
+    if not isinstance(model, dict) or device.get("physfn"):
+        return None
+    text = f"{model.get('vendor')} {model.get('model')}"
+    if model.get("memory_gb"):
+        text += f", {model['memory_gb']} GB {model.get('memory_type') or ''}".rstrip()
+    if model.get("sriov_mechanism"):
+        text += f", SR-IOV {model['sriov_mechanism']}"
+    partition = model.get("partition")
+    if isinstance(partition, dict):
+        mode = partition.get("profile") or "/".join(p for p in (partition.get("compute"), partition.get("memory")) if p)
+        memory = f", {partition['vf_memory_mb']} MB per VF" if partition.get("vf_memory_mb") else ""
+        text += f", partition {mode}{memory} ({partition.get('source')})"
+    return text

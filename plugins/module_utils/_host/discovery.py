@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host import device_catalog
 from ansible_collections.accel.openstack.plugins.module_utils._host.boot_state import read_boot_state
 from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import enable_advice
 from ansible_collections.accel.openstack.plugins.module_utils._host.nvidia_smi import (
@@ -97,6 +98,8 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
         for other in [dev] + hw.group_peers(dev.address):
             if other.vendor_id and other.product_id:
                 wanted.add((other.vendor_id, other.product_id))
+    unknown = unknown_accelerators(hw)
+    wanted |= {(d.vendor_id, d.product_id) for d in unknown if d.vendor_id and d.product_id}
     names = lookup_names(host, wanted)
 
     def product_name(dev: PciDevice):
@@ -141,6 +144,7 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
                 ],
                 "passthrough_viable": viable,
                 "passthrough_note": note,
+                "accelerator": accelerator_fact(dev),
             }
         )
     reported_groups = {d.iommu_group for d in selected if d.iommu_group is not None}
@@ -152,5 +156,75 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
         "accel_iommu_enabled": hw.iommu_enabled,
         "accel_kernel_cmdline": hw.kernel_cmdline,
         "accel_boot_state": read_boot_state(host),
+        "accel_unknown_accelerators": [unknown_fact(d, names) for d in unknown],
     }
     return facts, list(host.warnings)
+
+
+# -- what the catalog knows, and what it does not -----------------------------------------------------
+CATALOG_FILE = "plugins/module_utils/_host/device_catalog.yml"
+
+
+def accelerator_fact(dev: PciDevice) -> dict | None:
+    """The catalog's model of ``dev`` (None when unknown): name, role (pf or vf), memory, SR-IOV mechanism,
+    the class the catalog suggests, and for a PF the partition mode it runs in (null when unpublished)."""
+    model = device_catalog.lookup(dev.vendor_id, dev.product_id, is_vf=dev.physfn is not None)
+    if model is None:
+        return None
+    fact = device_catalog.describe(model)
+    fact["partition"] = None
+    if model["role"] == "pf":
+        fact["partition"] = device_catalog.partition_of(
+            model, dev.sriov_numvfs, dev.compute_partition, dev.memory_partition
+        )
+        if fact["partition"] is not None and dev.available_compute_partitions:
+            fact["partition"]["available_compute"] = list(dev.available_compute_partitions)
+        if fact["partition"] is not None and dev.available_memory_partitions:
+            fact["partition"]["available_memory"] = list(dev.available_memory_partitions)
+    return fact
+
+
+def unknown_accelerators(hw: HostHardware) -> list[PciDevice]:
+    """Devices of an accelerator class (VGA, 3D, other display, processing accelerator) the catalog does not
+    know, whatever ``device_classes`` selects: they are reported, never dropped. Left out: VFs (their PF
+    stands for them) and the boot VGA device, which is the host's own console and never offered."""
+    return [
+        d
+        for d in sorted(hw.devices.values(), key=lambda d: d.address)
+        if device_catalog.is_accelerator_class(d.class_code)
+        and d.physfn is None
+        and not d.is_boot_vga
+        and device_catalog.lookup(d.vendor_id, d.product_id) is None
+    ]
+
+
+def unknown_advice(vendor_id: str | None, product_id: str | None) -> str:
+    """What to do with an accelerator the catalog does not know (IDs are 4 hex digits or None)."""
+    if not (vendor_id and product_id):
+        return (
+            "its vendor or device ID is unreadable, so no policy entry can select it; check the device "
+            "(lspci -nn) and its sysfs files, then discover again"
+        )
+    return (
+        f'to offer it to instances, add a device policy entry with vendor_id "{vendor_id}" and product_id '
+        f'"{product_id}" (accel_device_policy, docs/device-policy.md); to have it recognised by model (memory, '
+        f"SR-IOV, partition modes), add {vendor_id}:{product_id} to the device catalog ({CATALOG_FILE})"
+    )
+
+
+def unknown_fact(dev: PciDevice, names: dict) -> dict:
+    return {
+        "kind": "unknown_accelerator",
+        "address": dev.address,
+        "vendor_id": dev.vendor_id,
+        "product_id": dev.product_id,
+        "class_code": dev.class_code,
+        "class_name": device_catalog.class_name(dev.class_code),
+        "vendor_name": names.get((dev.vendor_id, None)),
+        "product_name": names.get((dev.vendor_id, dev.product_id)),
+        "driver": dev.driver,
+        "numa_node": dev.numa_node,
+        "iommu_group": dev.iommu_group,
+        "sriov_totalvfs": dev.sriov_totalvfs,
+        "advice": unknown_advice(dev.vendor_id, dev.product_id),
+    }

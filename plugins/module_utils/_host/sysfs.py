@@ -66,6 +66,11 @@ class PciDevice:
     is_boot_vga: bool = False
     current_vgpu_type: str | None = None
     supported_vgpu_types: list[dict] = field(default_factory=list)  # [{type, name}] the GPU supports at all
+    # amdgpu's partition files (current_compute_partition, current_memory_partition and their available_*)
+    compute_partition: str | None = None
+    memory_partition: str | None = None
+    available_compute_partitions: list[str] = field(default_factory=list)
+    available_memory_partitions: list[str] = field(default_factory=list)
 
     @property
     def is_bridge(self) -> bool:
@@ -227,6 +232,7 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
         dev.sriov_vf_product_id = vf_device.zfill(4) if vf_device else None
     if "boot_vga" in entries:
         dev.is_boot_vga = host.read_attr(f"{path}/boot_vga") == "1"
+    _read_partitions(host, path, entries, dev)
     if "mdev_supported_types" in entries:
         dev.mdev_types.extend(_read_mdev_types(host, f"{path}/mdev_supported_types"))
     if "nvidia" in entries:
@@ -237,6 +243,32 @@ def read_device(host: HostRoot, address: str) -> PciDevice | None:
             for t in _read_nvidia_vf_types(host, f"{path}/nvidia", "supported_vgpu_types")
         ]
     return dev
+
+
+PARTITION_RE = re.compile(r"^[A-Z][A-Z0-9]{1,7}\Z")
+
+
+def _partition_names(host: HostRoot, path: str, many: bool) -> list[str]:
+    """amdgpu's partition files: ``SPX`` (current) or ``SPX, DPX, QPX, CPX`` (available); anything else
+    is a warning naming the file."""
+    value = host.read_attr(path)
+    if value is None:
+        return []
+    names = [n.strip() for n in value.split(",")] if many else [value]
+    if not names or not all(PARTITION_RE.match(n) for n in names) or len(names) > 16:
+        host.warn(f"{path}: unexpected content {value[:40]!r}; a partition mode such as SPX, CPX or NPS4 expected")
+        return []
+    return names
+
+
+def _read_partitions(host: HostRoot, path: str, entries: list[str], dev: PciDevice) -> None:
+    """The compute and memory partition modes amdgpu shows in the device directory (MI300 series)."""
+    if "current_compute_partition" in entries:
+        dev.compute_partition = next(iter(_partition_names(host, f"{path}/current_compute_partition", False)), None)
+        dev.available_compute_partitions = _partition_names(host, f"{path}/available_compute_partition", True)
+    if "current_memory_partition" in entries:
+        dev.memory_partition = next(iter(_partition_names(host, f"{path}/current_memory_partition", False)), None)
+        dev.available_memory_partitions = _partition_names(host, f"{path}/available_memory_partition", True)
 
 
 def _read_mdev_types(host: HostRoot, base: str) -> list[MdevType]:

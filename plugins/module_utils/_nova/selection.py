@@ -232,6 +232,7 @@ def select(
                 chosen = holding
             if entry.mode == "mig":
                 chosen = _one_per_gpu_instance(selection, entry, chosen, by_address)
+        chosen = _without_console(selection, entry, chosen)
         if not chosen:
             continue
         selection.matched_entries.add(entry.index)
@@ -271,6 +272,20 @@ def select(
     if selection.iommu_off:
         _withhold_without_iommu(selection, facts)
     return selection
+
+
+def _without_console(selection: HostSelection, entry: PolicyEntry, chosen: list[dict]) -> list[dict]:
+    """The host's boot VGA device (its console) is never offered, whatever the policy selects."""
+    consoles = [d for d in chosen if d.get("is_boot_vga") is True]
+    if not consoles:
+        return chosen
+    selection.warnings.append(
+        f"{selection.hostname}: {entry.label} selects {_device_names(consoles)}, the boot VGA device the host's "
+        "console uses; it is never offered to instances (no device_spec, no provider). To offer this GPU, make "
+        "another display device the primary one (the BIOS setting for the primary display) and discover again; "
+        "otherwise give the entry addresses that leave it out"
+    )
+    return [d for d in chosen if d.get("is_boot_vga") is not True]
 
 
 def _device_names(devices: list[dict]) -> str:

@@ -30,6 +30,7 @@ CODES: dict[str, tuple[str, str]] = {
     "device_missing": ("host", "error"),
     "vgpu_type_missing": ("host", "error"),
     "mig_layout_drift": ("host", "error"),
+    "unknown_accelerator": ("host", "info"),
     # deployed Nova configuration
     "nova_config_drift": ("nova", "warning"),
     "nova_config_unreadable": ("nova", "error"),

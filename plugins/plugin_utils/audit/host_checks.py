@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ansible_collections.accel.openstack.plugins.module_utils._host import device_catalog
+from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import unknown_advice
 from ansible_collections.accel.openstack.plugins.module_utils._host.iommu import enable_advice
-from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, normalize_address
+from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_address, is_pci_id, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed, naming
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import host_devices
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit import lost_state
@@ -75,6 +77,35 @@ def check_host(cloud, host: str) -> list[dict]:
     found += _vfs(cloud, host, compute, devices, by_address)
     found += _vgpu(host, compute, by_address)
     found += _mig(cloud, host, devices)
+    found += _unknown_accelerators(host, facts, claimed)
+    return found
+
+
+def _unknown_accelerators(host: str, facts: dict, claimed: dict) -> list[dict]:
+    """Accelerators the catalog does not know and Nova's config does not hand out. The facts may come from
+    a fact cache: only IDs that are 4 hex digits and a 6-hex-digit class reach the message and the fix."""
+    found = []
+    for item in facts.get("accel_unknown_accelerators") or []:
+        if not isinstance(item, dict) or not is_address(item.get("address")):
+            continue
+        address = normalize_address(item["address"])
+        if address in claimed:
+            continue
+        vendor, product = item.get("vendor_id"), item.get("product_id")
+        known = is_pci_id(vendor) and is_pci_id(product)
+        class_code = item.get("class_code")
+        kind = (
+            device_catalog.class_name(class_code) if device_catalog.is_accelerator_class(class_code) else "accelerator"
+        )
+        found.append(
+            finding(
+                host,
+                "unknown_accelerator",
+                f"{address} ({f'{vendor}:{product}' if known else 'IDs unreadable'}, {kind}) is an accelerator the "
+                "device catalog does not know, and Nova's config does not hand it out",
+                unknown_advice(vendor if known else None, product if known else None),
+            )
+        )
     return found
 
 
