@@ -89,6 +89,8 @@ ansible_facts:
           (published compute and memory modes) and, for a PF, C(partition) (null, or C(compute), C(memory),
           C(profile), C(vf_memory_mb), C(source), which is V(driver) when amdgpu shows C(current_compute_partition) and
           C(current_memory_partition), else C(vf_count) and the count of VFs, from the VF count the vendor ties to a mode).
+          A VF has C(memory_gb) null and C(vf_memory_mb), its share of its PF's memory in that partition (null when
+          none is published).
       type: list
       elements: dict
       sample:

@@ -13,6 +13,11 @@ description:
     C(host_gpu_sharing) role installs sets it again at boot, before libvirt and nova-compute start.
   - Refuses, before changing anything, to remove VFs while one is in use (bound to vfio-pci with its
     C(/dev/vfio/<group>) open, or a network interface with an address or a route), naming the VF and its user.
+  - Works for NICs, NVIDIA vGPU 17+ GPUs and Intel Data Center GPUs (i915 and xe PF drivers), whose PF drivers
+    make VFs through C(sriov_numvfs). AMD Instinct GPUs get VFs only from AMD's GIM host driver, which enables
+    them itself when it loads (its C(vf_num) setting) and keeps the count; for such a PF (the device catalog's
+    C(vf_creation=driver_parameter)) the module writes nothing and keeps no state file, reports the count as
+    unchanged when the PF already has it, and otherwise fails naming the GIM setting to change.
 author:
   - accel.openstack contributors (@accel-openstack)
 options:
@@ -54,15 +59,26 @@ EXAMPLES = r"""
   accel.openstack.sriov_vfs:
     devices: ["10de:26b9"]
     numvfs: 4
+
+- name: Four VFs on every Intel Data Center GPU Flex 170 (VFs carry the PF's ID, 8086:56c0)
+  accel.openstack.sriov_vfs:
+    devices: ["8086:56c0"]
+    numvfs: 4
 """
 
 RETURN = r"""
 devices:
-  description: One entry per PF with C(address), C(numvfs_before), C(numvfs) and C(totalvfs).
+  description:
+    - One entry per PF with C(address), C(numvfs_before), C(numvfs) and C(totalvfs).
+    - C(persisted_by) (the PF's driver, V(gim)) where the driver makes and keeps the VFs itself.
   returned: always
   type: list
   elements: dict
-state_files: {description: State files the boot unit reads., returned: always, type: list, elements: str}
+state_files:
+  description: State files the boot unit reads (none for a PF whose driver keeps its VFs itself).
+  returned: always
+  type: list
+  elements: str
 """
 
 from ansible_collections.accel.openstack.plugins.module_utils._host import sriov
@@ -93,7 +109,7 @@ class SriovVfsModule(HostModule):
         return {
             "changed": any(c.changed for c in changes),
             "devices": [c.as_dict() for c in changes],
-            "state_files": [sriov.state_path(c.address) for c in changes],
+            "state_files": [sriov.state_path(c.address) for c in changes if not c.persisted_by],
         }
 
 

@@ -4,7 +4,9 @@ and NVIDIA's vGPU manager do, a moment later, from a polling thread.
 - ``sriov_numvfs`` on a PF: the VFs appear (device directory, ``virtfn<N>``/``physfn`` links, bus link,
   driver, IOMMU group, ``nvidia/`` files) after ``delay`` seconds, as ``sriov-manage`` returns before they
   exist; a count above ``sriov_totalvfs`` or a change between two non-zero counts is refused (the file goes
-  back to the old count, as the write would fail with EINVAL/EBUSY).
+  back to the old count, as the write would fail with EINVAL/EBUSY), and so is any write on a PF whose
+  driver makes its VFs itself (``vfs_by_driver`` in the profile's ``sriov``: AMD GIM has no
+  ``sriov_configure``, and the kernel answers such a write with ENOENT).
 - ``nvidia/current_vgpu_type`` on a VF (vGPU 17+): taken only when the type is in the VF's
   ``creatable_vgpu_types``; then every VF of that GPU lists only the types it can still take. The rule is
   NVIDIA's default (equal-size) mode: all vGPUs on a GPU share one type, and a type of F GB fits
@@ -117,6 +119,11 @@ class FakeKernel:
             self._pending.pop(pf, None)
             return
         total = int(device["sriov"].get("totalvfs", 0))
+        if device["sriov"].get("vfs_by_driver"):
+            # the PF driver has no sriov_configure (AMD GIM enables VFs itself): the kernel refuses the write
+            self.events.append(f"refused sriov_numvfs={wanted} on {pf} (its driver makes the VFs itself)")
+            self.write(f"{PCI}/{pf}/sriov_numvfs", str(len(have)))
+            return
         if wanted > total or (wanted and have):
             self.events.append(f"refused sriov_numvfs={wanted} on {pf} (have {len(have)}, total {total})")
             self.write(f"{PCI}/{pf}/sriov_numvfs", str(len(have)))

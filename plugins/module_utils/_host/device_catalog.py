@@ -147,16 +147,23 @@ def partition_of(model: dict, numvfs: int | None, compute: str | None, memory: s
 
 
 def vf_creation_refusal(model: dict | None, driver: str | None) -> str | None:
-    """Why ``sriov_numvfs`` cannot change this PF's VF count (its driver makes the VFs itself), with the
-    fix; None when writing ``sriov_numvfs`` is the way (every mechanism but AMD GIM, and any PF the
-    catalog does not know)."""
+    """Why ``sriov_numvfs`` cannot change this PF's VF count (only its vendor's host driver makes the VFs,
+    from its own setting), with the fix; None when writing ``sriov_numvfs`` is the way (every mechanism
+    but AMD GIM, and any PF the catalog does not know)."""
     if model is None:
         return None
     sriov = mechanism(model.get("sriov"))
-    if not sriov or sriov["vf_creation"] != "driver_parameter" or driver not in sriov["pf_drivers"]:
+    if not sriov or sriov["vf_creation"] != "driver_parameter":
         return None
     modes = ", ".join(f"{m['vfs']} VF(s) = {m['compute']}/{m['memory']}" for m in model.get("vf_modes") or [])
     parameter = sriov["parameter"].split()
+    if driver not in sriov["pf_drivers"]:
+        return (
+            f"the {model['vendor']} {model['model']} gets VFs only from the {'/'.join(sriov['pf_drivers'])} host "
+            f"driver ({model.get('sriov')}), and this PF is on {driver or 'no driver'}: bind it to "
+            f"{sriov['pf_drivers'][0]} with {parameter[-1]} set ('options {parameter[0]} {parameter[-1]}=<N>' in "
+            f"/etc/modprobe.d/{parameter[0]}.conf" + (f"; {modes}" if modes else "") + "), then run again"
+        )
     return (
         f"the {model['vendor']} {model['model']} is on the {driver} driver ({model.get('sriov')}), which enables "
         f"its VFs itself when it loads, from its {parameter[-1]} setting; the kernel refuses sriov_numvfs for it. "

@@ -144,7 +144,7 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
                 ],
                 "passthrough_viable": viable,
                 "passthrough_note": note,
-                "accelerator": accelerator_fact(dev),
+                "accelerator": accelerator_fact(dev, hw),
             }
         )
     reported_groups = {d.iommu_group for d in selected if d.iommu_group is not None}
@@ -165,15 +165,29 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
 CATALOG_FILE = "plugins/module_utils/_host/device_catalog.yml"
 
 
-def accelerator_fact(dev: PciDevice) -> dict | None:
+def _partition(dev: PciDevice) -> dict | None:
+    model = device_catalog.lookup(dev.vendor_id, dev.product_id)
+    if model is None:
+        return None
+    return device_catalog.partition_of(model, dev.sriov_numvfs, dev.compute_partition, dev.memory_partition)
+
+
+def accelerator_fact(dev: PciDevice, hw: HostHardware) -> dict | None:
     """The catalog's model of ``dev`` (None when unknown): name, role (pf or vf), memory, SR-IOV mechanism,
-    the class the catalog suggests, and for a PF the partition mode it runs in (null when unpublished)."""
+    the class the catalog suggests, and for a PF the partition mode it runs in (null when unpublished); a
+    VF's memory is its share in its PF's partition (``vf_memory_mb``), null where none is published."""
     model = device_catalog.lookup(dev.vendor_id, dev.product_id, is_vf=dev.physfn is not None)
     if model is None:
         return None
     fact = device_catalog.describe(model)
     fact["partition"] = None
-    if model["role"] == "pf":
+    fact["vf_memory_mb"] = None
+    if model["role"] == "vf":
+        fact["memory_gb"] = None  # the GPU's memory is the PF's; a VF has its share
+        pf = hw.devices.get(dev.physfn or "")
+        partition = _partition(pf) if pf is not None else None
+        fact["vf_memory_mb"] = partition["vf_memory_mb"] if partition else None
+    else:
         fact["partition"] = device_catalog.partition_of(
             model, dev.sriov_numvfs, dev.compute_partition, dev.memory_partition
         )

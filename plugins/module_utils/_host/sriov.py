@@ -9,7 +9,10 @@ refused while one of them is in use: bound to vfio-pci with its group open (``/d
 by a process), or a network interface that is up with an address or a route.
 
 State file: ``/etc/accel-openstack/sriov/<pf>.json`` = ``{"address", "numvfs"}``; the boot unit
-re-applies it (gpu_restore.py).
+re-applies it (gpu_restore.py). A PF whose driver makes its VFs itself (the device catalog's
+``vf_creation: driver_parameter``: AMD's GIM enables them from its ``vf_num`` setting when it loads) gets no
+state file and no write: its count is accepted when it already holds it, and any other count is refused
+with the driver's own way to change it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore, sysfs
+from ansible_collections.accel.openstack.plugins.module_utils._host import device_catalog, gpu_restore, sysfs
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
@@ -127,14 +130,19 @@ class PfChange:
     after: int
     total: int
     state_before: str | None
-    state_after: str
+    state_after: str | None
+    # The PF driver that makes and keeps the VFs itself (AMD GIM): no state file, nothing written
+    persisted_by: str | None = None
 
     @property
     def changed(self) -> bool:
         return self.before != self.after or self.state_before != self.state_after
 
     def as_dict(self) -> dict:
-        return {"address": self.address, "numvfs_before": self.before, "numvfs": self.after, "totalvfs": self.total}
+        out = {"address": self.address, "numvfs_before": self.before, "numvfs": self.after, "totalvfs": self.total}
+        if self.persisted_by:
+            out["persisted_by"] = self.persisted_by
+        return out
 
 
 def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
@@ -157,6 +165,14 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
                 f"give {total} or fewer"
             )
         before = sysfs.count_attr(host, f"{PCI}/{address}/sriov_numvfs", SriovError) or 0
+        made_by = _driver_made_vfs(host, address)
+        if made_by is not None:
+            refusal, driver = made_by
+            if numvfs != before:
+                raise SriovError(f"{address}: changing the VF count from {before} to {numvfs}: {refusal}")
+            state = host.read_text(state_path(address))
+            changes.append(PfChange(address, before, numvfs, total, state, state, persisted_by=driver))
+            continue
         vfs = gpu_restore.Sysfs.of(host).vfs(address)
         if vfs and before != numvfs:
             # a different count means zero first: every VF goes; a smaller count removes the tail
@@ -178,9 +194,21 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
     return changes
 
 
+def _driver_made_vfs(host: HostRoot, address: str) -> tuple[str, str] | None:
+    """(why sriov_numvfs cannot change the count, the driver that keeps it) for a PF whose VFs its driver
+    makes itself (the catalog's vf_creation: driver_parameter, AMD GIM); None where sriov_numvfs is the way."""
+    vendor, product = _hex(host, f"{PCI}/{address}/vendor"), _hex(host, f"{PCI}/{address}/device")
+    model = device_catalog.lookup(vendor, product)
+    driver = os.path.basename(host.readlink(f"{PCI}/{address}/driver") or "") or None
+    refusal = device_catalog.vf_creation_refusal(model, driver)
+    return (refusal, driver or "no driver") if refusal else None
+
+
 def apply(host: HostRoot, changes: list[PfChange], timeout: float) -> None:
     sysfs = gpu_restore.Sysfs.of(host)
     for change in changes:
+        if change.persisted_by:
+            continue  # its driver keeps the count; nothing to write (plan refused any other count)
         if change.before != change.after or len(sysfs.vfs(change.address)) != change.after:
             try:
                 gpu_restore.set_numvfs(sysfs, change.address, change.after, timeout)

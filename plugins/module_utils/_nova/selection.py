@@ -214,6 +214,9 @@ def select(
 
     for entry in policy:
         chosen = [d for d in devices if _selects(entry, d, by_address, pfs)]
+        if entry.device_type == naming.TYPE_VF and not entry.is_vgpu:
+            # VFs that carry their PF's own IDs (Intel, NVIDIA): the entry takes the VFs, never the PF
+            chosen = [d for d in chosen if naming.nova_device_type(d) == naming.TYPE_VF]
         if entry.is_vgpu:
             parents = [d for d in chosen if _offers(d, entry.mdev_type)]
             if chosen and not parents:

@@ -325,6 +325,8 @@ def _write_device(tree, profile, device, paths, routes, inet6, mounts) -> None:
             sriov_vf_device=sriov["vf_product_id"],
             sriov_drivers_autoprobe="1",
         )
+    # files a driver adds to the device's directory (amdgpu's current_compute_partition, ...)
+    attrs.update({str(k): str(v) for k, v in (device.get("attributes") or {}).items()})
     for name, value in attrs.items():
         tree.write(f"{path}/{name}", value + "\n")
     tree.link(f"/sys/bus/pci/devices/{address}", path)

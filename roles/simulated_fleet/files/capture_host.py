@@ -263,6 +263,9 @@ def devices(host: Host) -> list[dict]:
         totalvfs = _int(host.value(f"{link}/sriov_totalvfs"))
         if totalvfs is not None:
             device["sriov"] = _sriov(host, link, totalvfs)
+        attributes = {a: host.value(f"{link}/{a}") for a in PARTITION_FILES if host.value(f"{link}/{a}") is not None}
+        if attributes:
+            device["attributes"] = attributes
         net = _net(host, path, routes, inet6)
         if net:
             device["net"] = net
@@ -271,6 +274,15 @@ def devices(host: Host) -> list[dict]:
             device["block"] = block
         out.append(device)
     return out
+
+
+# amdgpu's partition files (MI300 series): the builder writes them back into the device's directory
+PARTITION_FILES = (
+    "current_compute_partition",
+    "available_compute_partition",
+    "current_memory_partition",
+    "available_memory_partition",
+)
 
 
 def _sriov(host: Host, link: str, totalvfs: int) -> dict:

@@ -118,7 +118,7 @@ def test_vf_creation_refusal_only_where_the_driver_makes_the_vfs():
     refusal = vf_creation_refusal(lookup("1002", "74a1"), "gim")
     assert "'options gim vf_num=<N>' in /etc/modprobe.d/gim.conf" in refusal
     assert "8 VF(s) = CPX/NPS4" in refusal and "reload gim" in refusal
-    assert vf_creation_refusal(lookup("1002", "74a1"), "vfio-pci") is None
+    assert "this PF is on vfio-pci: bind it to gim" in vf_creation_refusal(lookup("1002", "74a1"), "vfio-pci")
     assert vf_creation_refusal(lookup("8086", "56c0"), "i915") is None
     assert vf_creation_refusal(None, "gim") is None
 
