@@ -9,6 +9,9 @@ description:
   - Turns the C(accel_*) facts set by M(accel.openstack.pci_facts) into one line per device (virtual
     functions folded into their physical function) saying model, driver, NUMA node, SR-IOV, vGPU and MIG
     state and whether the device's IOMMU group allows passthrough.
+  - Devices the device catalog knows carry their model, memory, SR-IOV mechanism and partition mode; each
+    accelerator the catalog does not know (C(accel_unknown_accelerators)) gets a line of its own that says
+    which device policy and catalog entries to add.
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

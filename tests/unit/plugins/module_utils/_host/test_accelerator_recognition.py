@@ -149,3 +149,25 @@ def test_the_audit_keeps_hostile_fact_cache_text_out_of_the_fix():
     (found,) = _unknown_accelerators("host1", facts, {})
     assert "rm -rf" not in found["message"] + found["fix"]
     assert "IDs unreadable, accelerator" in found["message"] and "unreadable" in found["fix"]
+
+
+def test_a_damaged_partition_file_is_a_warning_naming_it_and_the_rest_is_reported(tmp_path):
+    from tests.support.fake_sysfs import load_profile
+
+    profile = load_profile("amd-mi300x")
+    amdgpu = next(d for d in profile["devices"] if d["address"] == "0000:85:00.0")
+    amdgpu["attributes"] = {
+        "current_compute_partition": "SPX; rm -rf /",
+        "available_compute_partition": "SPX, DPX, " + "X" * 5000,
+        "current_memory_partition": "NPS4",
+    }
+    facts, warnings = discover(build_root(profile, str(tmp_path / "root")))
+    assert len(warnings) == 2
+    assert warnings[0].endswith("0000:85:00.0/current_compute_partition: unexpected content 'SPX; rm -rf /'; "
+                                "a partition mode such as SPX, CPX or NPS4 expected")  # fmt: skip
+    assert "available_compute_partition: unexpected content" in warnings[1] and len(warnings[1]) < 300
+    partition = next(d for d in facts["accel_pci_devices"] if d["address"] == "0000:85:00.0")["accelerator"][
+        "partition"
+    ]
+    assert (partition["compute"], partition["memory"], partition["source"]) == (None, "NPS4", "driver")
+    assert "available_compute" not in partition
