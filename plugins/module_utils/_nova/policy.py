@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._host import device_catalog
 from ansible_collections.accel.openstack.plugins.module_utils._names.custom import normalize
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import is_pci_id, normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import address_pattern, naming
@@ -334,6 +335,8 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         )
     if raw.get("sriov_numvfs") is not None and mode == "none":
         errors.append(f"{label}: sriov_numvfs has no effect with mode none; remove it or choose a mode")
+    if counts["sriov_numvfs"] is not None and vendor_id and product_id:
+        _sriov_numvfs_refusal(label, vendor_id, product_id, errors)
     mdev_class = raw.get("mdev_class")
     problem = None if mdev_class is None else naming.mdev_class_problem(mdev_class)
     if problem:
@@ -395,6 +398,22 @@ def _parse_entry(index: int, raw: object, errors: list[str]) -> PolicyEntry | No
         address_patterns=tuple(patterns),
         raw=dict(raw),
         **tags,
+    )
+
+
+def _sriov_numvfs_refusal(label: str, vendor_id: str, product_id: str, errors: list[str]) -> None:
+    """sriov_numvfs on a model whose VFs only its vendor's host driver makes, from its own setting (the
+    device catalog's vf_creation driver_parameter: AMD GIM): the prepare stage could never apply it."""
+    model = device_catalog.lookup(vendor_id, product_id) or device_catalog.lookup(vendor_id, product_id, is_vf=True)
+    sriov = device_catalog.mechanism(model.get("sriov")) if model else None
+    if not sriov or sriov["vf_creation"] != "driver_parameter":
+        return
+    module, option = sriov["parameter"].split()
+    errors.append(
+        f"{label}: sriov_numvfs cannot make VFs of the {model['vendor']} {model['model']}: its VFs come from the "
+        f"{module} host driver, which enables them itself from its {option} setting ('options {module} "
+        f"{option}=<N>' in /etc/modprobe.d/{module}.conf) and refuses sriov_numvfs; remove sriov_numvfs from the "
+        "entry and set the count there"
     )
 
 

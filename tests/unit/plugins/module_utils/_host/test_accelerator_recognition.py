@@ -171,3 +171,20 @@ def test_a_damaged_partition_file_is_a_warning_naming_it_and_the_rest_is_reporte
     ]
     assert (partition["compute"], partition["memory"], partition["source"]) == (None, "NPS4", "driver")
     assert "available_compute" not in partition
+
+
+@pytest.mark.parametrize("product_id", ["74a1", "74b5"])
+def test_the_policy_refuses_sriov_numvfs_on_a_gim_model_before_anything_is_written(product_id):
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import policy_errors
+
+    entry = {"name": "mi300x-vf", "vendor_id": "1002", "product_id": product_id, "mode": "passthrough"}
+    assert policy_errors([dict(entry, device_type="type-VF")]) == []
+    errors = policy_errors([dict(entry, device_type="type-VF", sriov_numvfs=8)])
+    assert errors == [
+        "device policy entry 1 (name: mi300x-vf): sriov_numvfs cannot make VFs of the AMD Instinct MI300X: its VFs "
+        "come from the gim host driver, which enables them itself from its vf_num setting ('options gim "
+        "vf_num=<N>' in /etc/modprobe.d/gim.conf) and refuses sriov_numvfs; remove sriov_numvfs from the entry "
+        "and set the count there"
+    ]
+    flex = {"name": "flex170-vf", "vendor_id": "8086", "product_id": "56c0", "mode": "passthrough"}
+    assert policy_errors([dict(flex, device_type="type-VF", sriov_numvfs=4)]) == []
