@@ -176,3 +176,13 @@ def test_the_simulated_kernel_refuses_sriov_numvfs_on_gim_as_the_real_one_does(m
         for e in kernel.events
     )
     assert len(sysfs.vfs(MI300X_GIM)) == 8
+
+
+def test_a_hostile_driver_link_name_never_reaches_the_message(tmp_path):
+    root = build_root("amd-mi300x", str(tmp_path / "root"))
+    link = os.path.join(os.path.realpath(os.path.join(root, "sys/bus/pci/devices", MI300X_AMDGPU)), "driver")
+    os.unlink(link)
+    os.symlink("../../../bus/pci/drivers/amd gpu; rm -rf $HOME", link)
+    result = run_module("sriov_vfs", {"root": root, "devices": [MI300X_AMDGPU], "numvfs": 8})
+    assert result["failed"] is True
+    assert "this PF is on no driver: bind it to gim" in result["msg"] and "rm -rf" not in result["msg"]

@@ -30,6 +30,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 STATE_DIR = "/etc/accel-openstack/sriov"
 PCI = "/sys/bus/pci/devices"
 VENDOR_PRODUCT = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}\Z")
+DRIVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
 class SriovError(AccelError):
@@ -131,7 +132,7 @@ class PfChange:
     total: int
     state_before: str | None
     state_after: str | None
-    # The PF driver that makes and keeps the VFs itself (AMD GIM): no state file, nothing written
+    # The host driver that makes and keeps the model's VFs itself (AMD: gim): no state file, nothing written
     persisted_by: str | None = None
 
     @property
@@ -167,11 +168,11 @@ def plan(host: HostRoot, selectors: list[str], numvfs: int) -> list[PfChange]:
         before = sysfs.count_attr(host, f"{PCI}/{address}/sriov_numvfs", SriovError) or 0
         made_by = _driver_made_vfs(host, address)
         if made_by is not None:
-            refusal, driver = made_by
+            refusal, keeper = made_by
             if numvfs != before:
                 raise SriovError(f"{address}: changing the VF count from {before} to {numvfs}: {refusal}")
             state = host.read_text(state_path(address))
-            changes.append(PfChange(address, before, numvfs, total, state, state, persisted_by=driver))
+            changes.append(PfChange(address, before, numvfs, total, state, state, persisted_by=keeper))
             continue
         vfs = gpu_restore.Sysfs.of(host).vfs(address)
         if vfs and before != numvfs:
@@ -199,9 +200,12 @@ def _driver_made_vfs(host: HostRoot, address: str) -> tuple[str, str] | None:
     makes itself (the catalog's vf_creation: driver_parameter, AMD GIM); None where sriov_numvfs is the way."""
     vendor, product = _hex(host, f"{PCI}/{address}/vendor"), _hex(host, f"{PCI}/{address}/device")
     model = device_catalog.lookup(vendor, product)
-    driver = os.path.basename(host.readlink(f"{PCI}/{address}/driver") or "") or None
-    refusal = device_catalog.vf_creation_refusal(model, driver)
-    return (refusal, driver or "no driver") if refusal else None
+    driver = os.path.basename(host.readlink(f"{PCI}/{address}/driver") or "")
+    # a driver's name as the kernel writes it; anything else from the host never reaches the message
+    refusal = device_catalog.vf_creation_refusal(model, driver if DRIVER_NAME.match(driver) else None)
+    if refusal is None:
+        return None
+    return refusal, device_catalog.mechanism(model["sriov"])["pf_drivers"][0]
 
 
 def apply(host: HostRoot, changes: list[PfChange], timeout: float) -> None:
