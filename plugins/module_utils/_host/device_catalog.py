@@ -212,28 +212,28 @@ def catalog_problems(document: object) -> list[str]:
             continue
         for key in ("vendor_id", "product_id"):
             if not is_pci_id(model[key]) or model[key] != model[key].lower():
-                problems.append(f"{label}: {key} {model[key]!r} is not 4 lowercase hex digits")
+                problems.append(f"{label}: {key} '{model[key]}' is not 4 lowercase hex digits")
         key = (model["vendor_id"], model["product_id"])
         if key in seen:
             problems.append(f"{label}: {key[0]}:{key[1]} is listed twice")
         seen.add(key)
         if not SHORT_NAME.match(str(model["short"])):
-            problems.append(f"{label}: short {model['short']!r} must be upper-case letters, digits and _")
+            problems.append(f"{label}: short '{model['short']}' must be upper-case letters, digits and _")
         if model["memory_gb"] is not None and (not isinstance(model["memory_gb"], int) or model["memory_gb"] < 1):
             problems.append(f"{label}: memory_gb must be a whole number of GB or null")
         for rc_key in ("resource_class", "vf_resource_class"):
             if rc_key in model and custom_name_problem(model[rc_key]):
-                problems.append(f"{label}: {rc_key} {model[rc_key]!r} {custom_name_problem(model[rc_key])}")
+                problems.append(f"{label}: {rc_key} '{model[rc_key]}' {custom_name_problem(model[rc_key])}")
         sriov, vf_id = model["sriov"], model["vf_product_id"]
         if (sriov is None) != (vf_id is None):
             problems.append(f"{label}: sriov and vf_product_id go together (both set or both null)")
         if sriov is not None and vf_id is not None:
             if sriov not in mechanisms:
-                problems.append(f"{label}: sriov {sriov!r} is not one of the mechanisms ({', '.join(mechanisms)})")
+                problems.append(f"{label}: sriov '{sriov}' is not one of the mechanisms ({', '.join(mechanisms)})")
             elif mechanisms[sriov]["vendor_id"] != model["vendor_id"]:
                 problems.append(f"{label}: sriov {sriov} is a mechanism of another vendor")
             if not is_pci_id(vf_id):
-                problems.append(f"{label}: vf_product_id {vf_id!r} is not 4 lowercase hex digits")
+                problems.append(f"{label}: vf_product_id '{vf_id}' is not 4 lowercase hex digits")
             elif (model["vendor_id"], vf_id) in vfs:
                 problems.append(f"{label}: VF ID {model['vendor_id']}:{vf_id} belongs to another model too")
             vfs.add((model["vendor_id"], vf_id))
@@ -249,15 +249,20 @@ def _mode_problems(label: str, model: dict) -> list[str]:
     for kind in ("compute", "memory"):
         for mode in modes.get(kind, []):
             if not PARTITION_MODE.match(str(mode)):
-                problems.append(f"{label}: partition mode {mode!r} is not an upper-case name such as CPX or NPS4")
+                problems.append(f"{label}: partition mode '{mode}' is not an upper-case name such as CPX or NPS4")
     for mode in model.get("vf_modes") or []:
+        named = f"{mode.get('compute')}/{mode.get('memory')}"
         if mode.get("compute") not in modes.get("compute", []) or mode.get("memory") not in modes.get("memory", []):
-            problems.append(f"{label}: vf_modes entry {mode} names a mode that partition_modes does not list")
+            problems.append(
+                f"{label}: vf_modes entry for {mode.get('vfs')} VF(s) names {named}, a mode that partition_modes "
+                "does not list"
+            )
         if not isinstance(mode.get("vfs"), int) or mode["vfs"] < 1:
-            problems.append(f"{label}: vf_modes entry {mode} needs vfs, a whole number of 1 or more")
+            problems.append(f"{label}: the vf_modes entry {named} needs vfs, a whole number of 1 or more")
     for profile in model.get("vf_profiles") or []:
+        name = profile.get("name")
         if not isinstance(profile.get("vfs"), int) or not isinstance(profile.get("vf_memory_mb"), int):
-            problems.append(f"{label}: vf_profiles entry {profile} needs vfs and vf_memory_mb as whole numbers")
+            problems.append(f"{label}: vf_profiles entry {name} needs vfs and vf_memory_mb as whole numbers")
         elif model.get("memory_gb") and profile["vfs"] * profile["vf_memory_mb"] > model["memory_gb"] * 1024:
-            problems.append(f"{label}: vf_profiles entry {profile['name']} gives its VFs more memory than the GPU has")
+            problems.append(f"{label}: vf_profiles entry {name} gives its VFs more memory than the GPU has")
     return problems

@@ -42,12 +42,15 @@ def _model(document, product_id):
     [
         (lambda d: d["models"].append(dict(_model(d, "74a1"))), "1002:74a1 is listed twice"),
         (lambda d: _model(d, "74a1").update(vf_resource_class="CUSTOM_mi300x_vf"), "did you mean 'CUSTOM_MI300X_VF'"),
-        (lambda d: _model(d, "74a1").update(sriov="amd_sriov"), "'amd_sriov' is not one of the mechanisms"),
+        (lambda d: _model(d, "74a1").update(sriov="amd_sriov"), "sriov 'amd_sriov' is not one of the mechanisms"),
         (lambda d: _model(d, "74a1").update(sriov="intel_i915_sriov"), "a mechanism of another vendor"),
         (lambda d: _model(d, "74a1").update(vf_product_id=None), "both set or both null"),
-        (lambda d: _model(d, "74a1").update(product_id="74A1"), "'74A1' is not 4 lowercase hex digits"),
+        (lambda d: _model(d, "74a1").update(product_id="74A1"), "product_id '74A1' is not 4 lowercase hex digits"),
         (lambda d: _model(d, "74a5").update(vf_product_id="74b5"), "VF ID 1002:74b5 belongs to another model"),
-        (lambda d: _model(d, "74a1")["vf_modes"].append({"vfs": 4, "compute": "QPX", "memory": "NPS2"}), "NPS2"),
+        (
+            lambda d: _model(d, "74a1")["vf_modes"].append({"vfs": 4, "compute": "QPX", "memory": "NPS2"}),
+            "4 VF(s) names QPX/NPS2, a",
+        ),
         (lambda d: _model(d, "56c0")["vf_profiles"].append({"name": "m3", "vfs": 3, "vf_memory_mb": 8192}), "m3 gives"),
         (lambda d: _model(d, "56c0").update(memory=16), "unknown key(s) memory"),
         (lambda d: _model(d, "56c0").pop("short"), "missing short"),
@@ -63,7 +66,7 @@ def test_a_planted_defect_is_named(change, words):
 def test_the_generator_refuses_a_broken_catalog():
     broken = copy.deepcopy(DOCUMENT)
     broken["models"][0]["vendor_id"] = "10DE"
-    with pytest.raises(SystemExit, match="not a valid catalog:\nmodel 0 .*vendor_id '10DE'"):
+    with pytest.raises(SystemExit, match="not a valid catalog:\nmodel 0 .*vendor_id '10DE' is not 4 lowercase"):
         gen_device_catalog.render(broken)
 
 
