@@ -246,11 +246,16 @@ def catalog_problems(document: object) -> list[str]:
 def _mode_problems(label: str, model: dict) -> list[str]:
     problems: list[str] = []
     modes = model.get("partition_modes") or {}
+    if not isinstance(modes, dict) or not all(isinstance(modes.get(k, []), list) for k in ("compute", "memory")):
+        return [f"{label}: partition_modes must be a mapping with compute and memory lists"]
     for kind in ("compute", "memory"):
         for mode in modes.get(kind, []):
             if not PARTITION_MODE.match(str(mode)):
                 problems.append(f"{label}: partition mode '{mode}' is not an upper-case name such as CPX or NPS4")
     for mode in model.get("vf_modes") or []:
+        if not isinstance(mode, dict):
+            problems.append(f"{label}: each vf_modes entry is a mapping of vfs, compute and memory")
+            continue
         named = f"{mode.get('compute')}/{mode.get('memory')}"
         if mode.get("compute") not in modes.get("compute", []) or mode.get("memory") not in modes.get("memory", []):
             problems.append(
@@ -260,6 +265,9 @@ def _mode_problems(label: str, model: dict) -> list[str]:
         if not isinstance(mode.get("vfs"), int) or mode["vfs"] < 1:
             problems.append(f"{label}: the vf_modes entry {named} needs vfs, a whole number of 1 or more")
     for profile in model.get("vf_profiles") or []:
+        if not isinstance(profile, dict):
+            problems.append(f"{label}: each vf_profiles entry is a mapping of name, vfs and vf_memory_mb")
+            continue
         name = profile.get("name")
         if not isinstance(profile.get("vfs"), int) or not isinstance(profile.get("vf_memory_mb"), int):
             problems.append(f"{label}: vf_profiles entry {name} needs vfs and vf_memory_mb as whole numbers")
