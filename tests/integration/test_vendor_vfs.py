@@ -63,6 +63,10 @@ def test_the_profiles_are_discovered_as_the_kernel_shows_them(name, tmp_path):
     assert os.path.islink(first_vf) and os.path.realpath(os.path.join(first_vf, "physfn")) == pf_path
     facts, warnings = discover(root)
     assert warnings == []
+    module = run_module("pci_facts", {"root": root})  # the module's real main() on the simulated root
+    assert module["changed"] is False and module.get("warnings") is None
+    assert module["ansible_facts"]["accel_pci_devices"] == facts["accel_pci_devices"]
+    assert module["ansible_facts"]["accel_unknown_accelerators"] == []
     by_address = {d["address"]: d for d in facts["accel_pci_devices"]}
     vfs = [d for d in facts["accel_pci_devices"] if d["physfn"]]
     pfs = [d for d in facts["accel_pci_devices"] if d["sriov_totalvfs"]]
