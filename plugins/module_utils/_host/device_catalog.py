@@ -191,6 +191,8 @@ def catalog_problems(document: object) -> list[str]:
         if missing:
             problems.append(f"mechanism {name}: missing {', '.join(missing)}")
             continue
+        if len(str(value["description"])) > 90:
+            problems.append(f"mechanism {name}: description is longer than 90 characters; say it shorter")
         if value["vf_creation"] not in VF_CREATION:
             problems.append(f"mechanism {name}: vf_creation must be one of {', '.join(VF_CREATION)}")
         if value["vf_creation"] == "driver_parameter" and len(str(value.get("parameter", "")).split()) != 2:

@@ -12,7 +12,7 @@ CATALOG = {
     "mechanisms": {
         "nvidia_vgpu_sriov": {
             "vendor_id": "10de",
-            "description": "NVIDIA vGPU on SR-IOV VFs (Ampere and newer); a VF holds one vGPU (mdev, or a vGPU 17+ type)",
+            "description": "NVIDIA vGPU on SR-IOV VFs (Ampere on); a VF holds one vGPU (mdev, or a vGPU 17+ type)",
             "vf_creation": "sriov_numvfs",
             "pf_drivers": [
                 "nvidia",
