@@ -36,7 +36,7 @@ INTEGRATION_WORKERS ?= 2
 UNIT_WORKERS ?= 2
 
 .PHONY: help venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection demo demo-roots test lint ruff \
-        ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration molecule build docs-check \
+        ansible-lint sanity sanity-newest docs-lint unit unit-newest hostile integration integration-costs molecule build docs-check \
         clean benchmark benchmark-wide-trees calibrate-placement differential-full differential-flavors names catalog audit-example browser changelog
 
 help:
@@ -132,8 +132,17 @@ unit-newest: newest-venv placement-venv nova-venv collection
 browser:
 	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
+# A module's tests stay on one worker (its module fixtures are built once), and so do the modules of one
+# xdist_group (the service they share starts once); the costliest are handed out first
+# (tests/integration/conftest.py, tests/integration/module_costs.json, kept current by `make integration-costs`).
+INTEGRATION_DIST := -n $(INTEGRATION_WORKERS) --dist loadgroup --no-loadscope-reorder
+
 integration: venv placement-venv nova-venv kolla-venv ironic-venv cyborg-venv collection browser
-	$(BIN)/python -m pytest tests/integration -n $(INTEGRATION_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/integration $(INTEGRATION_DIST) $(PYTEST_ARGS)
+
+# The integration run that rewrites tests/integration/module_costs.json with what each module took.
+integration-costs: venv placement-venv nova-venv kolla-venv ironic-venv cyborg-venv collection browser
+	ACCEL_RECORD_MODULE_COSTS=1 $(BIN)/python -m pytest tests/integration $(INTEGRATION_DIST) $(PYTEST_ARGS)
 
 molecule: venv collection
 	tests/run_molecule.sh

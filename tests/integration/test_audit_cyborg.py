@@ -19,7 +19,7 @@ import pytest
 from tests.support import audit_example
 from tests.support.ansible_runner import run_module, run_playbook
 
-pytestmark = pytest.mark.placement
+pytestmark = [pytest.mark.placement, pytest.mark.xdist_group("cyborg")]
 
 PROFILE = "accel-audit-t4"
 GROUPS = [{"resources:CUSTOM_NVIDIA_T4": "1"}]

@@ -29,7 +29,7 @@ from tests.support import audit_cloud as world
 from tests.support.ansible_runner import REPO, run_module, run_playbook, task_results
 from tests.support.placement_loader import load_fleet
 
-pytestmark = pytest.mark.placement
+pytestmark = [pytest.mark.placement, pytest.mark.xdist_group("nova_api")]
 
 
 def tree_checksum(top: str) -> str:
@@ -183,11 +183,9 @@ def test_audit_reports_a_quarantined_device_and_forgets_it_once_released(cloud, 
     assert [f for f in healthy if f not in quarantined] == []
 
 
-def test_the_audit_reads_the_servers_and_reports_an_allocation_no_server_holds(cloud, placement, tmp_path):
+def test_the_audit_reads_the_servers_and_reports_an_allocation_no_server_holds(cloud, placement, nova_api):
     """accel_audit_servers: the role reads every project's servers from Nova 34's own compute API (which has
     none); an instance-shaped consumer in Placement is then no server's: exactly one allocation_leaked."""
-    from tests.support.nova_api import NovaApiServer
-
     mig = next(p for p in cloud["healthy"]["fleet"]["resource_providers"] if p["name"] == "mig-01")
     consumer = str(uuid.uuid4())
     status, _body = placement.request(
@@ -198,12 +196,11 @@ def test_the_audit_reads_the_servers_and_reports_an_allocation_no_server_holds(c
     )  # fmt: skip
     assert status == 204
     try:
-        with NovaApiServer(str(tmp_path)) as nova:
-            before = state(cloud, placement)
-            extra = {"accel_audit_servers": True, "accel_audit_servers_auth": nova.auth}
-            report = run_playbook("playbooks/audit.yml", cloud["inventory"], extra_vars=extra, check=True)
-            assert report["rc"] == 0, failures(report)
-            assert state(cloud, placement) == before
+        before = state(cloud, placement)
+        extra = {"accel_audit_servers": True, "accel_audit_servers_auth": nova_api.auth}
+        report = run_playbook("playbooks/audit.yml", cloud["inventory"], extra_vars=extra, check=True)
+        assert report["rc"] == 0, failures(report)
+        assert state(cloud, placement) == before
         (item,) = [f for f in json.loads(read(cloud, "accel-audit.json"))["findings"] if f["severity"] != "info"]
         assert (item["code"], item["host"], item["severity"]) == ("allocation_leaked", "mig-01", "warning")
         assert (

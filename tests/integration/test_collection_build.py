@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group("tarball")
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 PLUGIN_TYPES = {"modules": "module", "lookup": "lookup", "filter": "filter", "inventory": "inventory"}

@@ -18,6 +18,8 @@ import pytest
 from tests.support.fake_sysfs import main as build_roots
 from tests.support.installed_collection import pin, run
 
+pytestmark = pytest.mark.xdist_group("tarball")
+
 
 def recap_ok(out: str) -> None:
     recap = out[out.index("PLAY RECAP") :]

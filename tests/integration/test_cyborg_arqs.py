@@ -20,6 +20,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs impor
 from tests.support.ansible_runner import run_module
 from tests.support.cyborg_server import ADMIN_PROJECT, TENANT_PROJECT
 
+pytestmark = pytest.mark.xdist_group("cyborg")
+
 PROFILE = "accel-test-h100"
 GROUPS = [{"resources:PGPU": "1", "trait:CUSTOM_GPU_H100": "required"}]
 STALE_AFTER = "1h"

@@ -17,7 +17,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._cyborg.chain impo
 from tests.support.ansible_runner import run_module, run_playbook, task_results
 from tests.support.placement_loader import load_fleet
 
-pytestmark = pytest.mark.placement
+pytestmark = [pytest.mark.placement, pytest.mark.xdist_group("cyborg")]
 
 RP = str(uuid.uuid4())
 ROOT = str(uuid.uuid4())

@@ -20,6 +20,8 @@ import yaml
 
 from tests.support.ansible_runner import run_module, run_playbook, task_results
 
+pytestmark = pytest.mark.xdist_group("cyborg")
+
 
 class CyborgShaped(BaseHTTPRequestHandler):
     profiles: dict[str, dict] = {}

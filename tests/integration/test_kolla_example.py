@@ -29,7 +29,10 @@ from tests.support import kolla_render, nova_compute
 from tests.support.ansible_runner import BIN, REPO, ansible_env, task_results
 from tests.support.fake_sysfs import build_root
 
-pytestmark = pytest.mark.skipif(not kolla_render.available(), reason="kolla venv missing: make kolla-venv")
+pytestmark = [
+    pytest.mark.skipif(not kolla_render.available(), reason="kolla venv missing: make kolla-venv"),
+    pytest.mark.xdist_group("tarball"),
+]
 
 EXAMPLE = os.path.join(REPO, "inventories", "kolla-example")
 ROOTS = {"gpu-01": "hgx-h100", "gpu-02": "sriov-nic", "ctl-01": "amd-epyc", "localhost": "iommu-off"}

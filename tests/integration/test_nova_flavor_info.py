@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from tests.support.ansible_runner import run_module, run_playbook
-from tests.support.nova_api import NovaApiServer
+
+pytestmark = pytest.mark.xdist_group("nova_api")
 
 FLAVORS = [
     {"name": "g1.h100", "vcpus": 8, "ram": 16384, "disk": 40, "extra_specs": {"resources:CUSTOM_NVIDIA_H100": "1"}},
@@ -62,11 +63,12 @@ FLEET = {
 
 
 @pytest.fixture(scope="module")
-def nova(tmp_path_factory):
-    with NovaApiServer(str(tmp_path_factory.mktemp("nova-api"))) as server:
-        for flavor in FLAVORS:
-            server.create_flavor(flavor)
-        yield server
+def nova(nova_api):
+    """The session's nova-api with this module's flavors, deleted again at its end."""
+    created = [nova_api.create_flavor(flavor) for flavor in FLAVORS]
+    yield nova_api
+    for flavor in created:
+        nova_api.request("DELETE", f"/flavors/{flavor['id']}")
 
 
 def test_every_flavor_comes_back_with_compute_flavors_keys_and_extra_specs(nova):

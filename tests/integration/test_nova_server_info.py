@@ -3,13 +3,13 @@
 import pytest
 
 from tests.support.ansible_runner import run_module
-from tests.support.nova_api import NovaApiServer
+
+pytestmark = pytest.mark.xdist_group("nova_api")
 
 
 @pytest.fixture(scope="module")
-def nova(tmp_path_factory):
-    with NovaApiServer(str(tmp_path_factory.mktemp("nova-api"))) as server:
-        yield server
+def nova(nova_api):
+    return nova_api
 
 
 def test_the_servers_of_all_projects_come_from_novas_api(nova):

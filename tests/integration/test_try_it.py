@@ -19,6 +19,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._simulate.simulate
 from tests.support.fake_sysfs import build_inventory_roots, inventory_profiles
 from tests.support.placement_server import placement_venv
 
+pytestmark = pytest.mark.xdist_group("tarball")
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(REPO, "docs", "install.md")
 
