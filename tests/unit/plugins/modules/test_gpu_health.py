@@ -1,0 +1,103 @@
+"""The gpu_health module on a live root: nvidia-smi and the kernel log as commands, bounded in time.
+
+The commands are the simulated nvidia-smi of a simulated host (the collection's own double, run as a
+program) and ``cat`` of a recorded kernel log: the module runs them as it runs the real ones.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+
+from tests.support.ansible_runner import REPO, run_module
+from tests.support.fake_sysfs import build_root, load_profile
+
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "nvidia", "health")
+
+
+def smi(root: str) -> list[str]:
+    return [sys.executable, "-m", "tests.support.fake_nvidia_smi", "--root", root, "-q", "-x"]
+
+
+def warnings(result: dict) -> list[str]:
+    """The warnings of a result (in this process Ansible's list also holds those of earlier runs)."""
+    return [w["event"]["msg"] if isinstance(w, dict) else w for w in result.get("warnings") or []]
+
+
+def planted_root(tmp_path, health: dict) -> str:
+    profile = load_profile("hgx-h100")
+    for device in profile["devices"]:
+        if device["address"] == "0000:18:00.0":
+            device["health"] = health
+    return build_root(profile, str(tmp_path / "host"))
+
+
+def test_live_commands_give_the_same_answer_as_the_recorded_root(tmp_path):
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 120))
+    health = {"xid": [48], "xid_time": stamp, "ecc_uncorrectable": 2, "remapped_row_pending": True}
+    root = planted_root(tmp_path, health)
+    log = os.path.join(root, "var", "log", "kern.log")
+    recorded = run_module("gpu_health", {"root": root}, check=True)
+    live = run_module(
+        "gpu_health",
+        {"nvidia_smi_command": smi(root), "kernel_log_command": ["cat", log], "timeout": 30},
+        check=True,
+    )
+    assert recorded["changed"] is False and live["changed"] is False, live
+    assert live["devices"] == recorded["devices"]
+    failed = [d for d in live["devices"] if d["state"] != "healthy"]
+    assert [(d["address"], d["state"], d["classes"]) for d in failed] == [
+        ("0000:18:00.0", "failed", ["row_remap_pending", "uncorrectable_ecc"])
+    ]
+    assert live["sources"]["kernel_log"] == {"command": f"cat {log}", "rc": 0, "timed_out": False, "cut": False}
+    assert live["sources"]["nvidia_smi"]["command"] == shlex.join(smi(root))
+    assert live["ansible_facts"]["accel_gpu_health"]["counts"] == {"healthy": 7, "degraded": 0, "failed": 1}
+
+
+def test_a_hanging_nvidia_smi_is_killed_at_the_timeout_and_said_so(tmp_path):
+    started = time.monotonic()
+    result = run_module(
+        "gpu_health",
+        {"nvidia_smi_command": ["sleep", "30"], "kernel_log_command": ["cat", os.path.join(FIXTURES, "dmesg.txt")],
+         "timeout": 1},
+    )  # fmt: skip
+    assert time.monotonic() - started < 15
+    assert result["sources"]["nvidia_smi"] == {"command": "sleep 30", "rc": None, "timed_out": True}
+    assert (
+        "sleep 30 was still running after 1 seconds (timeout) and was killed; a GPU that fell off the bus can hold "
+        "it: look at the kernel log's Xid events"
+    ) in warnings(result)
+    # plain dmesg: seconds since this machine's boot, placed with /proc/stat's btime
+    assert [d["address"] for d in result["devices"]] == ["0000:18:00.0"]
+
+
+def test_a_lost_gpu_named_by_nvidia_smi_errors_is_failed(tmp_path):
+    script = tmp_path / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\necho 'Unable to determine the device handle for GPU0000:5D:00.0: Unknown Error' >&2\nexit 15\n"
+    )
+    script.chmod(0o755)
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    result = run_module("gpu_health", {"nvidia_smi_command": [str(script)], "kernel_log_command": ["cat", str(empty)]})
+    assert [(d["address"], d["state"], d["classes"], d["in_nvidia_smi"]) for d in result["devices"]] == [
+        ("0000:5d:00.0", "failed", ["gpu_lost"], False)
+    ]
+    assert result["sources"]["nvidia_smi"]["rc"] == 15
+
+
+def test_bad_options_name_the_fix_and_nothing_runs(tmp_path):
+    marker = tmp_path / "ran"
+    command = ["sh", "-c", f"touch {shlex.quote(str(marker))}"]
+    cases = [
+        ({"timeout": 0}, "timeout is 0; give the seconds a command may run, 1 to 600"),
+        ({"window": 0}, "window is 0; give the seconds an event counts for the GPU's state, 1 to 2,678,400 (31 days)"),
+        ({"dcgm_url": "file:///etc/shadow"}, "dcgm_url file:///etc/shadow is not an http:// or https:// URL"),
+        ({"nvidia_smi_command": []}, "nvidia_smi_command is empty; give the command as a list"),
+    ]
+    for options, message in cases:
+        result = run_module("gpu_health", {"kernel_log_command": command, **options})
+        assert result.get("failed") and message in result["msg"], result
+    assert not marker.exists()
