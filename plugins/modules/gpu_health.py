@@ -15,17 +15,18 @@ description:
     (C(remapped_row_pending)), pages pending retirement (C(pending_blacklist), C(pending_retirement)) and
     volatile uncorrectable ECC errors (C(dram_uncorrectable), C(sram_uncorrectable*)). The XML is parsed with
     expat and refused when it declares an entity or an internal DTD subset; it is never expanded.
-  - The kernel log (O(kernel_log), or O(kernel_log_command) run on a live host) gives the Xid events
-    (C(NVRM: Xid (PCI:0000:3b:00): 79, ...)) with their time, in the formats of journalctl, syslog and dmesg.
-    Each Xid is described from NVIDIA's Xid catalog: its event class, meaning and recommended action.
+  - The kernel log (O(kernel_log), or O(kernel_log_command) run on a live host) gives the Xid events the NVIDIA
+    driver logs (C(NVRM) lines naming the GPU's PCI address and the Xid number) with their time, in the formats of
+    journalctl, syslog and dmesg.
+    Each Xid is described from NVIDIA's Xid catalog, with its event class, meaning and recommended action.
   - Optionally a DCGM exporter's metrics (O(dcgm_metrics) or O(dcgm_url)) give C(DCGM_FI_DEV_XID_ERRORS),
     C(DCGM_FI_DEV_ROW_REMAP_FAILURE) and C(DCGM_EXP_GPU_HEALTH_STATUS).
-  - Each GPU gets a state, V(healthy), V(degraded) or V(failed): the worst state of its current events. An
+  - Each GPU gets a state, V(healthy), V(degraded) or V(failed), the worst state of its current events. An
     Xid event counts while it is at most O(window) seconds old (an event whose time is unknown always counts);
     nvidia-smi's and DCGM's conditions are current. So a GPU is V(healthy) again once its conditions have
     cleared and it has gone O(window) seconds without an Xid event.
   - The result is also set as the fact C(accel_gpu_health), which the audit reads.
-version_added: 1.1.0
+version_added: 1.0.0
 author:
   - accel.openstack contributors (@accel-openstack)
 options:

@@ -90,6 +90,13 @@ def _shown(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[:width] + f" (and {len(text) - width} more characters)"
 
 
+def _quoted(value: object, width: int = 60) -> str:
+    """``value`` in quotes, at most ``width`` characters of it, and how many more there are."""
+    text = "".join(c if c.isprintable() else " " for c in str(value))
+    more = f" (and {len(text) - width} more characters)" if len(text) > width else ""
+    return repr(text[:width]) + more
+
+
 def bus_id(address: str) -> str:
     """nvidia-smi's and DCGM's form of an address: ``00000000:3B:00.0``."""
     domain, rest = address.split(":", 1)
@@ -166,7 +173,7 @@ def _count(gpu, path: str, where: str) -> int | None:
     if value is None or value in ("N/A", "", "[N/A]") or value in LOST_TEXTS:
         return None
     if not value.isdigit() or len(value) > 19:
-        raise GpuHealthError(f"{where}: {path} is {_shown(value)!r}; nvidia-smi writes a whole number or N/A there")
+        raise GpuHealthError(f"{where}: {path} is {_quoted(value)}; nvidia-smi writes a whole number or N/A there")
     return int(value)
 
 
@@ -176,7 +183,7 @@ def _flag(gpu, path: str, where: str) -> bool | None:
     if value is None or value in ("N/A", "", "[N/A]") or value in LOST_TEXTS:
         return None
     if value not in ("Yes", "No"):
-        raise GpuHealthError(f"{where}: {path} is {_shown(value)!r}; nvidia-smi writes Yes, No or N/A there")
+        raise GpuHealthError(f"{where}: {path} is {_quoted(value)}; nvidia-smi writes Yes, No or N/A there")
     return value == "Yes"
 
 
@@ -193,7 +200,7 @@ def parse_smi(text: str, source: str) -> dict[str, dict]:
         given = gpu.get("id") or _text(gpu, "pci/pci_bus_id") or ""
         if not is_address(given, require_domain=True):
             raise GpuHealthError(
-                f"{source}: gpu {index + 1}: its id {_shown(given)!r} is not a PCI bus id such as 00000000:3B:00.0"
+                f"{source}: gpu {index + 1}: its id {_quoted(given)} is not a PCI bus id such as 00000000:3B:00.0"
             )
         address = normalize_address(given, require_domain=True)
         where = f"{source}: GPU {address}"
@@ -256,7 +263,7 @@ def _labels(text: str, where: str) -> dict[str, str]:
         match = _LABEL.match(text, position)
         if match is None:
             raise GpuHealthError(
-                f'{where}: labels {_shown(text)!r} are not in the exposition format (name="value", ...)'
+                f'{where}: labels {_quoted(text)} are not in the exposition format (name="value", ...)'
             )
         labels[match["key"]] = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), match["value"])
         position = match.end()
@@ -279,13 +286,13 @@ def parse_dcgm(text: str, source: str) -> tuple[list[dict], list[str]]:
         where = f"{source} line {number}"
         match = _SAMPLE.match(line)
         if match is None or match["name"] not in DCGM_METRICS:
-            raise GpuHealthError(f"{where}: {_shown(line)!r} is not a sample line (name{{labels}} value)")
+            raise GpuHealthError(f"{where}: {_quoted(line)} is not a sample line (name{{labels}} value)")
         labels = _labels(match["labels"] or "", where)
         try:
             value = float(match["value"])
         except ValueError:
             raise GpuHealthError(
-                f"{where}: {match['name']}'s value {_shown(match['value'])!r} is not a number"
+                f"{where}: {match['name']}'s value {_quoted(match['value'])} is not a number"
             ) from None
         if math.isnan(value) or math.isinf(value):
             warnings.append(f"{where}: {match['name']} is {match['value']}; the sample is not counted")
@@ -293,8 +300,7 @@ def parse_dcgm(text: str, source: str) -> tuple[list[dict], list[str]]:
         given = labels.get("pci_bus_id", "")
         if not is_address(given, require_domain=True):
             warnings.append(
-                f"{where}: {match['name']} has pci_bus_id {_shown(given)!r}, not a PCI bus id; "
-                "the sample is not counted"
+                f"{where}: {match['name']} has pci_bus_id {_quoted(given)}, not a PCI bus id; the sample is not counted"
             )
             continue
         samples.append(

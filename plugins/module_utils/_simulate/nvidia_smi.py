@@ -284,6 +284,7 @@ def render_xml(state: dict) -> str:
             f'<gpu id="{bus_id}"><product_name>{escape(lost or gpu["name"])}</product_name>'
             f"<serial>{escape(lost or gpu.get('serial') or default_serial(gpu['address']))}</serial>"
             f"<uuid>{escape(lost or gpu.get('uuid') or default_uuid(gpu))}</uuid>"
+            f"<minor_number>{lost or state['gpus'].index(gpu)}</minor_number>"
             f"<mig_mode><current_mig>{mig['current']}</current_mig><pending_mig>{mig['pending']}</pending_mig>"
             f"</mig_mode><mig_devices>{devices or 'None'}</mig_devices>"
             f"<pci><pci_bus>{gpu['address'][5:7].upper()}</pci_bus><pci_bus_id>{bus_id}</pci_bus_id></pci>"

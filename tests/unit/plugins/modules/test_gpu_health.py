@@ -11,6 +11,8 @@ import shlex
 import sys
 import time
 
+import pytest
+
 from tests.support.ansible_runner import REPO, run_module
 from tests.support.fake_sysfs import build_root, load_profile
 
@@ -19,6 +21,15 @@ FIXTURES = os.path.join(REPO, "tests", "fixtures", "nvidia", "health")
 
 def smi(root: str) -> list[str]:
     return [sys.executable, "-m", "tests.support.fake_nvidia_smi", "--root", root, "-q", "-x"]
+
+
+@pytest.fixture(autouse=True)
+def module_warnings_in_results(monkeypatch):
+    """Modules run in this process return their warnings in the result (other tests may have made this process
+    a controller, which displays them instead)."""
+    from ansible.module_utils import _internal as ansible_internal
+
+    monkeypatch.setattr(ansible_internal, "is_controller", False)
 
 
 def warnings(result: dict) -> list[str]:
