@@ -124,6 +124,7 @@ ansible_facts:
 """
 
 import time
+from http.client import HTTPException
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_health
@@ -139,9 +140,15 @@ def fetch(url: str, timeout: int, limit: int) -> str:
     try:
         response = open_url(url, timeout=timeout, follow_redirects="none")
         data = response.read(limit + 1)
-    except Exception as exc:  # noqa: BLE001  # open_url raises URLError, HTTPError, socket errors and others
+    except (OSError, ValueError, HTTPException) as exc:  # URLError, HTTPError and socket errors are OSErrors
+        code, reason = getattr(exc, "code", None), getattr(exc, "reason", None)
+        said = (
+            f"HTTP {code} {reason}"
+            if isinstance(code, int)
+            else str(getattr(reason, "strerror", None) or reason or exc)
+        )
         raise AccelError(
-            f"dcgm_url {url}: cannot read it ({exc}); check that the DCGM exporter listens there"
+            f"dcgm_url {url}: cannot read it ({said}); check that the DCGM exporter listens there"
         ) from None
     if len(data) > limit:
         raise AccelError(f"dcgm_url {url}: more than {limit:,} bytes; at most {limit:,} are read")

@@ -6,7 +6,8 @@ its kernel log (/var/log/kern.log) shows the driver's Xid 79 line a minute ago, 
 compute node and one PCI provider per GPU, as nova-compute names them. The playbook runs in check mode
 (nothing written anywhere), then for real (the GPU is quarantined: Placement offers it no more, and the
 metrics say failed and quarantined), then again (nothing changes), then after the repair (the Xid is older
-than the cooldown): the health command passes and the GPU is released.
+than the cooldown): the audit's health check now says the quarantined GPU is healthy, and the playbook runs
+the health command, which passes, and releases the GPU.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.accel.openstack.plugins.module_utils._placement import quarantine
 from ansible_collections.accel.openstack.plugins.module_utils._simulate.nvidia_smi import install
-from tests.support.ansible_runner import REPO, run_playbook, task_results, total_changed
+from ansible_collections.accel.openstack.plugins.plugin_utils.audit.health_checks import health_findings
+from tests.support.ansible_runner import REPO, run_module, run_playbook, task_results, total_changed
 from tests.support.fake_sysfs import build_root, load_profile
 from tests.support.placement_loader import load_fleet
 
@@ -79,6 +81,13 @@ def metrics(path: str) -> dict[tuple, float]:
             found[key] = sample.value
             assert labels["Hostname"] == HOST and set(labels) >= {"gpu", "UUID", "device", "modelName"}
     return found
+
+
+def audit(placement, root: str) -> list[dict]:
+    """The audit's health findings from the module's fact and Placement's snapshot with its quarantines."""
+    fleet = run_module("placement_info", dict(placement.auth, quarantines=True))["fleet"]
+    health = run_module("gpu_health", {"root": root, "window": COOLDOWN})["ansible_facts"]["accel_gpu_health"]
+    return health_findings({HOST: {"accel_gpu_health": health}}, quarantine.quarantined_devices(fleet), str)
 
 
 def changed_tasks(report: dict) -> set[str]:
@@ -160,8 +169,13 @@ def test_a_gpu_that_fell_off_the_bus_is_quarantined_then_released_after_the_cool
     held_table = task_results(again, "Show the GPUs that are not healthy or are acted on")[HOST]["msg"]
     assert held_table[1] == f"{HOST} | {FAILED} | failed | fell_off_bus | held"
 
+    assert audit(placement, cloud["root"]) == []  # failed and quarantined: nothing for the audit to say
+
     # The repair: the GPU answers again and its Xid is older than the cooldown.
     plant(cloud["root"], 2 * COOLDOWN)
+    (finding,) = audit(placement, cloud["root"])
+    assert (finding["code"], finding["severity"], finding["host"]) == ("gpu_healthy_quarantined", "info", HOST)
+    assert "state: released, health_command: " in finding["fix"]
     released = run_playbook("playbooks/health.yml", cloud["inventory"], diff=True)
     assert released["rc"] == 0, released["stderr"][-3000:]
     ran = task_results(released, "Run the health command on each GPU healthy for the cooldown (on its host)")

@@ -6,9 +6,11 @@ program) and ``cat`` of a recorded kernel log: the module runs them as it runs t
 
 from __future__ import annotations
 
+import http.server
 import os
 import shlex
 import sys
+import threading
 import time
 
 import pytest
@@ -112,3 +114,35 @@ def test_bad_options_name_the_fix_and_nothing_runs(tmp_path):
         result = run_module("gpu_health", {"kernel_log_command": command, **options})
         assert result.get("failed") and message in result["msg"], result
     assert not marker.exists()
+
+
+def test_a_dcgm_exporter_is_read_over_http_and_its_failures_said_plainly(tmp_path):
+    with open(os.path.join(FIXTURES, "dcgm-metrics.txt"), "rb") as handle:
+        page = handle.read()
+
+    class Exporter(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the handler's name in http.server
+            body, status = (page, 200) if self.path == "/metrics" else (b"no", 404)
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Exporter)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        root = planted_root(tmp_path, {})
+        url = f"http://127.0.0.1:{server.server_port}"
+        result = run_module("gpu_health", {"root": root, "dcgm_url": url + "/metrics"})
+        states = {d["address"]: (d["state"], d["classes"]) for d in result["devices"]}
+        assert states["0000:2a:00.0"] == ("failed", ["dcgm_health", "row_remap_failure", "uncorrectable_ecc"])
+        assert states["0000:18:00.0"] == ("healthy", []) and result["sources"]["dcgm"] == {"url": url + "/metrics"}
+        missing = run_module("gpu_health", {"root": root, "dcgm_url": url + "/nothing"})
+        assert missing["msg"] == (
+            f"dcgm_url {url}/nothing: cannot read it (HTTP 404 Not Found); check that the DCGM exporter listens there"
+        )
+    finally:
+        server.shutdown()
