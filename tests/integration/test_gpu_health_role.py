@@ -176,6 +176,14 @@ def test_a_gpu_that_fell_off_the_bus_is_quarantined_then_released_after_the_cool
     (finding,) = audit(placement, cloud["root"])
     assert (finding["code"], finding["severity"], finding["host"]) == ("gpu_healthy_quarantined", "info", HOST)
     assert "state: released, health_command: " in finding["fix"]
+    # A health command that fails keeps the GPU quarantined, and the run says why.
+    failing = run_playbook(
+        "playbooks/health.yml", cloud["inventory"], {"gpu_health_health_command": ["false", "{bus_id}"]}
+    )
+    assert failing["rc"] == 0 and f"{HOST}_{FAILED.upper()}" not in candidates(placement)
+    said = task_results(failing, "Say which GPUs stay quarantined because their health command failed")
+    assert said[HOST]["results"][0]["msg"] == f"{FAILED} stays quarantined: false 00000000:18:00.0 exited with status 1"
+    assert metrics(cloud["prom"])[("accel_gpu_health_quarantined", "00000000:18:00.0", "")] == 1
     released = run_playbook("playbooks/health.yml", cloud["inventory"], diff=True)
     assert released["rc"] == 0, released["stderr"][-3000:]
     ran = task_results(released, "Run the health command on each GPU healthy for the cooldown (on its host)")

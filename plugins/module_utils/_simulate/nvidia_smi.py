@@ -361,10 +361,13 @@ def kernel_log(state: dict, hostname: str) -> str | None:
     lines = []
     for gpu in state["gpus"]:
         health = gpu.get("health") or {}
+        numbers = health.get("xid") or []
+        if not isinstance(numbers, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+            raise ValueError(f"GPU {gpu['address']}: health.xid must be a list of Xid numbers, e.g. [79]")
         when = str(health.get("xid_time") or DEFAULT_XID_TIME)
         stamp = when.replace("+00:00", ".000000+00:00") if "." not in when else when
         address = gpu["address"][: gpu["address"].rindex(".")]
-        for number in health.get("xid") or ():
+        for number in numbers:
             text = XID_TEXT.get(int(number), "pid='<unknown>', name=<unknown>, ")
             lines.append(f"{stamp} {hostname} kernel: NVRM: Xid (PCI:{address}): {int(number)}, {text}")
     return "".join(line + "\n" for line in lines) if lines else None

@@ -146,3 +146,8 @@ def test_a_dcgm_exporter_is_read_over_http_and_its_failures_said_plainly(tmp_pat
         )
     finally:
         server.shutdown()
+
+
+def test_a_profile_health_with_xid_numbers_of_the_wrong_type_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"GPU 0000:18:00.0: health.xid must be a list of Xid numbers, e.g. \[79\]"):
+        planted_root(tmp_path, {"xid": "79"})
