@@ -285,8 +285,10 @@ def parse_dcgm(text: str, source: str) -> tuple[list[dict], list[str]]:
             continue
         where = f"{source} line {number}"
         match = _SAMPLE.match(line)
-        if match is None or match["name"] not in DCGM_METRICS:
+        if match is None and line.split("{", 1)[0].split(" ", 1)[0] in DCGM_METRICS:
             raise GpuHealthError(f"{where}: {_quoted(line)} is not a sample line (name{{labels}} value)")
+        if match is None or match["name"] not in DCGM_METRICS:
+            continue  # another family whose name starts alike (DCGM_FI_DEV_XID_ERRORS_COUNT)
         labels = _labels(match["labels"] or "", where)
         try:
             value = float(match["value"])

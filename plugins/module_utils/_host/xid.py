@@ -20,6 +20,7 @@ reported as class ``xid_other`` (degraded) with the advice to look it up.
 from __future__ import annotations
 
 import calendar
+import collections
 import re
 import time
 
@@ -29,6 +30,7 @@ STATES = ("healthy", "degraded", "failed")
 MAX_LINE = 4096  # characters of one log line that are read; the rest of a longer line is ignored
 MAX_DETAIL = 300  # characters of the message kept in an event
 MAX_XID = 65535
+MAX_EVENTS = 20000  # Xid events kept from one log (the most recent); the older ones are counted in a warning
 
 # Xid -> (class, state, meaning, recommended action). Meanings and actions follow NVIDIA's Xid catalog.
 CATALOG: dict[int, tuple[str, str, str, str]] = {
@@ -163,8 +165,9 @@ def parse_kernel_log(
     ``process``, ``detail`` (the driver's text, at most :data:`MAX_DETAIL` characters), ``line`` (its number in
     ``source``) and the catalog's ``class``, ``state``, ``meaning`` and ``action``.
     """
-    events: list[dict] = []
+    events: collections.deque = collections.deque(maxlen=MAX_EVENTS)
     warnings: list[str] = []
+    seen = 0
     for number, raw in enumerate(text.splitlines(), 1):
         if "NVRM" not in raw:
             continue
@@ -183,6 +186,7 @@ def parse_kernel_log(
                 "it is not counted for any GPU"
             )
             continue
+        seen += 1
         events.append(
             {
                 "source": "kernel_log",
@@ -197,4 +201,9 @@ def parse_kernel_log(
                 **describe(xid),
             }
         )
-    return events, warnings
+    if seen > MAX_EVENTS:
+        warnings.append(
+            f"{source}: {seen:,} Xid events; the most recent {MAX_EVENTS:,} are counted, the {seen - MAX_EVENTS:,} "
+            f"older {'one is' if seen - MAX_EVENTS == 1 else 'ones are'} not"
+        )
+    return list(events), warnings

@@ -292,3 +292,18 @@ def test_a_huge_recorded_xml_is_refused_and_a_huge_log_is_read_from_its_end(tmp_
 def test_a_window_that_is_not_seconds_is_refused(window):
     with pytest.raises(gpu_health.GpuHealthError, match="give the seconds an event counts for the GPU's state, 1 to"):
         gpu_health.check_window(window)
+
+
+def test_a_flood_of_xid_lines_keeps_the_most_recent_and_says_how_many_were_not_counted():
+    line = "2026-12-01T16:59:{:02d}+0000 n kernel: NVRM: Xid (PCI:0000:18:00): {}, pid=1, name=x, y\n"
+    text = line.format(0, 79) + "".join(line.format(1, 13) for _ in range(xid.MAX_EVENTS))
+    events, warnings = xid.parse_kernel_log(text, "kern.log", NOW)
+    assert len(events) == xid.MAX_EVENTS and {e["xid"] for e in events} == {13}
+    assert warnings == ["kern.log: 20,001 Xid events; the most recent 20,000 are counted, the 1 older one is not"]
+
+
+def test_dcgm_families_whose_names_start_alike_are_not_ours():
+    text = 'DCGM_FI_DEV_XID_ERRORS_COUNT{pci_bus_id="00000000:18:00.0",window_size_in_ms="300000"} 2\n'
+    assert gpu_health.parse_dcgm(text, "m.txt") == ([], [])
+    with pytest.raises(gpu_health.GpuHealthError, match="m.txt line 1: 'DCGM_FI_DEV_XID_ERRORS' is not a sample line"):
+        gpu_health.parse_dcgm("DCGM_FI_DEV_XID_ERRORS\n", "m.txt")
