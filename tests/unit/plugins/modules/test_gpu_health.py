@@ -151,3 +151,18 @@ def test_a_dcgm_exporter_is_read_over_http_and_its_failures_said_plainly(tmp_pat
 def test_a_profile_health_with_xid_numbers_of_the_wrong_type_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"GPU 0000:18:00.0: health.xid must be a list of Xid numbers, e.g. \[79\]"):
         planted_root(tmp_path, {"xid": "79"})
+
+
+def test_a_profile_can_plant_a_lost_gpu_that_nvidia_smi_cannot_reach(tmp_path):
+    from tests.support.fake_nvidia_smi import FakeNvidiaSmi
+
+    root = planted_root(tmp_path, {"lost": True})
+    smi_double = FakeNvidiaSmi(root)
+    assert smi_double(["nvidia-smi", "-q", "-i", "00000000:18:00.0"]) == (
+        15, "", "Unable to determine the device handle for GPU 00000000:18:00.0: Unknown Error\n"
+    )  # fmt: skip
+    assert smi_double(["nvidia-smi", "-q", "-i", "00000000:2A:00.0"])[0] == 0
+    result = run_module("gpu_health", {"root": root})
+    lost = [(d["address"], d["state"], d["classes"], d["uuid"]) for d in result["devices"] if d["state"] != "healthy"]
+    assert lost == [("0000:18:00.0", "failed", ["gpu_lost"], None)]
+    assert result["sources"]["kernel_log"] is None  # no Xid planted: the root has no /var/log/kern.log
