@@ -138,6 +138,9 @@ def test_a_gpu_that_fell_off_the_bus_is_quarantined_then_released_after_the_cool
         "Write the metrics for node_exporter's textfile collector (atomically)",
     }
     assert f"{HOST}_{FAILED.upper()}" in candidates(placement) and not os.path.exists(cloud["prom"])
+    written = task_results(check, "Write the metrics for node_exporter's textfile collector (atomically)")[HOST]
+    diff = written["diff"][0] if isinstance(written["diff"], list) else written["diff"]
+    assert diff["before"] == "" and 'pci_bus_id="00000000:18:00.0"' in diff["after"], diff
     table = task_results(check, "Show the GPUs that are not healthy or are acted on")[HOST]["msg"]
     assert table == [
         "host | address | state | classes | action",
