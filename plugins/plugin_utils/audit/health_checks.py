@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.quarantines import MODULE, _text
 
@@ -87,6 +88,9 @@ def health_findings(hosts: Mapping, quarantined: list[dict], nodename) -> list[d
             elif state == "healthy" and quarantine is not None:
                 reason = _text(quarantine.get("reason"), 255) or "no reason recorded"
                 command = json.dumps(["nvidia-smi", "-q", "-i", _bus_id(address)])
+                consumers = [c for c in quarantine.get("consumers") or [quarantine.get("consumer")] if is_uuid_like(c)]
+                deletes = "; ".join(f"openstack resource provider allocation delete {c}" for c in consumers)
+                by_hand = f"; without Ansible, after that command exits 0 on the host: {deletes}" if deletes else ""
                 found.append(
                     finding(
                         host,
@@ -95,7 +99,7 @@ def health_findings(hosts: Mapping, quarantined: list[dict], nodename) -> list[d
                         f"no Xid event within the last {health.get('window')} seconds",
                         f"release it with {MODULE}: {{{options}, state: released, health_command: {command}}} and "
                         "the cloud's auth options (it is released only when the command exits 0), or let "
-                        "playbooks/health.yml release it if its reason starts with gpu_health:",
+                        f"playbooks/health.yml release it if its reason starts with gpu_health:{by_hand}",
                     )
                 )
     return found

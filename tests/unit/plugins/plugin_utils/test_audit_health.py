@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_health
+from ansible_collections.accel.openstack.plugins.module_utils._placement import quarantine
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import AREAS, CODES
 from tests.support import audit_cloud as world
 from tests.unit.plugins.plugin_utils.test_audit_quarantines import plant, run
@@ -80,6 +81,11 @@ def test_a_quarantined_gpu_healthy_now_is_info_whose_fix_releases_it_and_a_faile
     assert "is quarantined (gpu_health: fell_off_bus) and healthy now" in found[0]["message"]
     command = ["nvidia-smi", "-q", "-i", "00000000:B0:00.0"]
     assert task(found[0]["fix"]) == {"host": "t4-01", "address": T4, "state": "released", "health_command": command}
+    provider = next(p for p in quarantined["fleet"]["resource_providers"] if p["name"] == "t4-01_0000:B0:00.0")
+    assert found[0]["fix"].endswith(
+        "; without Ansible, after that command exits 0 on the host: openstack resource provider allocation delete "
+        + quarantine.consumer_uuid(provider["uuid"])
+    )
     assert added(with_health(quarantined, "q-x-failing.xml", 3), quiet) == []  # failed and held: nothing to do
     assert [f for f in quiet if f["area"] == "health"] == [] and [f for f in baseline if f["area"] == "health"] == []
 
