@@ -84,7 +84,7 @@ _XID_CLAIM = re.compile(r"NVRM: Xid\b")
 _ISO = re.compile(
     r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[.,]\d{1,9})?(?P<zone>Z|[+-]\d{2}:?\d{2})\s+\S+\s+kernel:\s?(?P<rest>.*)"
 )
-_SYSLOG = re.compile(r"^(?P<time>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2})\s+\S+\s+kernel:\s?(?P<rest>.*)")
+_SYSLOG = re.compile(r"^(?P<time>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2})(?:\.\d{1,9})?\s+\S+\s+kernel:\s?(?P<rest>.*)")
 _DMESG_T = re.compile(r"^\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]?\d \d{2}:\d{2}:\d{2} \d{4})\]\s?(?P<rest>.*)")
 _MONOTONIC = re.compile(r"^\[\s*(?P<seconds>\d{1,10}\.\d{1,9})\]\s?(?P<rest>.*)")
 

@@ -307,3 +307,17 @@ def test_dcgm_families_whose_names_start_alike_are_not_ours():
     assert gpu_health.parse_dcgm(text, "m.txt") == ([], [])
     with pytest.raises(gpu_health.GpuHealthError, match="m.txt line 1: 'DCGM_FI_DEV_XID_ERRORS' is not a sample line"):
         gpu_health.parse_dcgm("DCGM_FI_DEV_XID_ERRORS\n", "m.txt")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Dec 01 16:59:30 gpu-node-1 kernel: NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",  # -o short
+        "Dec 01 16:59:30.481220 gpu-node-1 kernel: NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",
+        "Dec  1 16:59:30 gpu-node-1 kernel: [21518.961110] NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",
+    ],
+    ids=["journalctl-short", "journalctl-short-precise", "rsyslog-traditional"],
+)
+def test_every_syslog_style_prefix_gives_the_local_time(line):
+    (event,), warnings = xid.parse_kernel_log(line, "journalctl -k", NOW)
+    assert warnings == [] and event["stamp"] == time.mktime((2026, 12, 1, 16, 59, 30, 0, 0, -1))
