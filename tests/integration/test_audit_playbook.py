@@ -132,7 +132,10 @@ def test_audit_in_check_mode_changes_nothing_and_reports_a_healthy_cloud(cloud, 
     """The nova_conf_d layout: each host's nova.conf and nova.conf.d, read under its root."""
     before = state(cloud, placement)
     report = run_playbook(
-        "playbooks/audit.yml", cloud["inventory"], extra_vars={"accel_nova_layout": "nova_conf_d"}, check=True
+        "playbooks/audit.yml",
+        cloud["inventory"],
+        extra_vars={"accel_nova_layout": "nova_conf_d", "accel_audit_gpu_health": True},
+        check=True,
     )
     assert report["rc"] == 0, failures(report)
     assert state(cloud, placement) == before
@@ -140,6 +143,10 @@ def test_audit_in_check_mode_changes_nothing_and_reports_a_healthy_cloud(cloud, 
     written = json.loads(read(cloud, "accel-audit.json"))
     assert [f for f in written["findings"] if f["severity"] != "info"] == []
     assert written["counts"]["error"] == 0
+    health = task_results(report, "Read the GPUs' health (nvidia-smi, the kernel log's Xid events), read-only")
+    assert {h: (r["changed"], r["counts"]["failed"]) for h, r in health.items()} == {
+        h: (False, 0) for h in world.PROFILES
+    }
     adopted = yaml.safe_load(read(cloud, "accel-adopted-policy.yml"))
     assert {e["name"] for e in adopted["accel_device_policy"]} >= {"t4"}
 

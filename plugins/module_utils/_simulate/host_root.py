@@ -498,6 +498,9 @@ def _write_nvidia_smi(tree, profile, devices) -> None:
     tree.write(fake_nvidia_smi.STATE, json.dumps(state, indent=2, sort_keys=True))
     for host_path, text in fake_nvidia_smi.recorded_outputs(state).items():
         tree.write(host_path, text)
+    log = fake_nvidia_smi.kernel_log(state, str(profile.get("name") or "localhost"))
+    if log is not None:  # a GPU whose profile plants health events (Xid lines as the driver logs them)
+        tree.write("/var/log/kern.log", log)
 
 
 # -- command line --------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ checkout: only the command needs them, building a simulated root does not):
 Supported command lines (the forms the collection runs)::
 
     nvidia-smi -q -x
+    nvidia-smi -q -i BUSID                  (rc 15 for a GPU the profile's health marks lost)
     nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name --format=csv,noheader
     nvidia-smi -i BUSID -mig 0|1
     nvidia-smi -r -i BUSID
@@ -127,6 +128,15 @@ class FakeNvidiaSmi:
     def _dispatch(self, state: dict, argv: list[str]) -> tuple[int, str]:
         if argv[:2] == ["-q", "-x"]:
             return 0, render_xml(state)
+        if argv[:1] == ["-q"] and "-i" in argv:
+            gpu = self._gpu(state, argv)
+            bus_id = "0000" + gpu["address"].upper()
+            if (gpu.get("health") or {}).get("lost"):
+                raise SmiError(f"Unable to determine the device handle for GPU {bus_id}: Unknown Error", 15)
+            return 0, (
+                f"\n==============NVSMI LOG==============\n\nAttached GPUs                             : 1\n"
+                f"GPU {bus_id}\n    Product Name                          : {gpu['name']}\n"
+            )
         if argv and argv[0].startswith("--query-compute-apps"):
             lines = [
                 f"0000{g['address'].upper()}, {p['pid']}, {p['name']}" for g in state["gpus"] for p in g["processes"]
@@ -268,20 +278,99 @@ def render_xml(state: dict) -> str:
             f"<process_info><pid>{p['pid']}</pid><process_name>{escape(p['name'])}</process_name></process_info>"
             for p in gpu["processes"]
         )
+        health = gpu.get("health") or {}
+        lost = "Unknown Error" if health.get("lost") else None
         entries.append(
-            f'<gpu id="{bus_id}"><product_name>{escape(gpu["name"])}</product_name>'
-            f"<serial>{escape(gpu.get('serial') or default_serial(gpu['address']))}</serial>"
-            f"<uuid>{escape(gpu.get('uuid') or default_uuid(gpu))}</uuid>"
+            f'<gpu id="{bus_id}"><product_name>{escape(lost or gpu["name"])}</product_name>'
+            f"<serial>{escape(lost or gpu.get('serial') or default_serial(gpu['address']))}</serial>"
+            f"<uuid>{escape(lost or gpu.get('uuid') or default_uuid(gpu))}</uuid>"
+            f"<minor_number>{lost or state['gpus'].index(gpu)}</minor_number>"
             f"<mig_mode><current_mig>{mig['current']}</current_mig><pending_mig>{mig['pending']}</pending_mig>"
             f"</mig_mode><mig_devices>{devices or 'None'}</mig_devices>"
             f"<pci><pci_bus>{gpu['address'][5:7].upper()}</pci_bus><pci_bus_id>{bus_id}</pci_bus_id></pci>"
-            f"<processes>{procs}</processes></gpu>"
+            f"{render_health(health) if health else ''}<processes>{procs}</processes></gpu>"
         )
     return (
         '<?xml version="1.0" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">\n<nvidia_smi_log>'
         f"<driver_version>{state.get('driver_version', '550.127.05')}</driver_version>"
         f"<attached_gpus>{len(entries)}</attached_gpus>" + "".join(entries) + "</nvidia_smi_log>\n"
     )
+
+
+def render_health(health: dict) -> str:
+    """The ECC, retired-pages and remapped-rows elements of ``nvidia-smi -q -x`` (driver 550, nvsmi_device_v12)
+    for a GPU whose profile declares ``health``."""
+    lost = bool(health.get("lost"))
+
+    def value(given, word: bool = False) -> str:
+        if lost:
+            return "Unknown Error"
+        if word:
+            return "Yes" if given else "No"
+        return str(int(given or 0))
+
+    ecc = "".join(
+        f"<{name}>{value(health.get('ecc_uncorrectable') if name == 'dram_uncorrectable' else 0)}</{name}>"
+        for name in ("sram_correctable", "sram_uncorrectable_parity", "sram_uncorrectable_secded", "dram_correctable",
+                     "dram_uncorrectable")
+    )  # fmt: skip
+    pending = value(health.get("retired_pages_pending"), word=True)
+    return (
+        f"<ecc_mode><current_ecc>Enabled</current_ecc><pending_ecc>Enabled</pending_ecc></ecc_mode>"
+        f"<ecc_errors><volatile>{ecc}</volatile><aggregate>{ecc}</aggregate></ecc_errors>"
+        "<retired_pages><multiple_single_bit_retirement><retired_count>N/A</retired_count>"
+        "<retired_pagelist>N/A</retired_pagelist></multiple_single_bit_retirement><double_bit_retirement>"
+        "<retired_count>N/A</retired_count><retired_pagelist>N/A</retired_pagelist></double_bit_retirement>"
+        f"<pending_blacklist>N/A</pending_blacklist><pending_retirement>{pending}</pending_retirement></retired_pages>"
+        f"<remapped_rows><remapped_row_corr>{value(0)}</remapped_row_corr>"
+        f"<remapped_row_unc>{value(health.get('ecc_uncorrectable'))}</remapped_row_unc>"
+        f"<remapped_row_pending>{value(health.get('remapped_row_pending'), word=True)}</remapped_row_pending>"
+        f"<remapped_row_failure>{value(health.get('remapped_row_failure'), word=True)}</remapped_row_failure>"
+        "</remapped_rows>"
+    )
+
+
+# What the driver writes after the Xid number for the Xids a profile may plant (as real drivers print them).
+XID_TEXT = {
+    13: "pid=3201, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address",
+    31: "pid=3201, name=python3, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ "
+        "0x7f3a_5c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+    43: "pid=3201, name=python3, Ch 00000008",
+    45: "pid=3201, name=python3, Ch 00000008",
+    48: "pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the "
+        "framebuffer at partition 0, subpartition 0.",
+    63: "pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000000012ab4) marked for remapping, reset gpu "
+        "to activate.",
+    64: "pid='<unknown>', name=<unknown>, Row Remapper: Failed to remap row (0x0000000000012ab4)",
+    74: "pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, "
+        "0x0)",
+    79: "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+    92: "pid='<unknown>', name=<unknown>, High single-bit ECC error rate",
+    94: "pid=3201, name=python3, Contained: SM (0x1). RST: No, D-RST: No",
+    95: "pid='<unknown>', name=<unknown>, Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No",
+    119: "pid='<unknown>', name=<unknown>, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected "
+         "function 76 (GSP_RM_CONTROL) (0x20800a4c 0x4).",
+    120: "pid='<unknown>', name=<unknown>, GSP task exception",
+}  # fmt: skip
+DEFAULT_XID_TIME = "2026-01-01T00:00:00+00:00"
+
+
+def kernel_log(state: dict, hostname: str) -> str | None:
+    """``/var/log/kern.log`` lines (rsyslog's ISO 8601 format, as on Ubuntu 24.04) for the Xid events the
+    profile's ``health: {xid: [...], xid_time: ...}`` plants; None when no GPU has any."""
+    lines = []
+    for gpu in state["gpus"]:
+        health = gpu.get("health") or {}
+        numbers = health.get("xid") or []
+        if not isinstance(numbers, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+            raise ValueError(f"GPU {gpu['address']}: health.xid must be a list of Xid numbers, e.g. [79]")
+        when = str(health.get("xid_time") or DEFAULT_XID_TIME)
+        stamp = when.replace("+00:00", ".000000+00:00") if "." not in when else when
+        address = gpu["address"][: gpu["address"].rindex(".")]
+        for number in numbers:
+            text = XID_TEXT.get(int(number), "pid='<unknown>', name=<unknown>, ")
+            lines.append(f"{stamp} {hostname} kernel: NVRM: Xid (PCI:{address}): {int(number)}, {text}")
+    return "".join(line + "\n" for line in lines) if lines else None
 
 
 def default_uuid(gpu: dict) -> str:
@@ -397,6 +486,7 @@ def initial_state(gpus: list[dict], nvidia_drm_loaded: bool = False) -> dict:
                     for i in mig.get("instances", [])
                 ],
                 "processes": list(gpu.get("processes", [])),
+                **({"health": dict(gpu["health"])} if gpu.get("health") else {}),
             }
         )
     return {"gpus": out, "nvidia_drm_loaded": nvidia_drm_loaded}

@@ -4,7 +4,8 @@
 
 :func:`audit_cloud` takes what the audit playbook gathers, read-only:
 
-- ``hosts``: ``{inventory hostname: accel_* facts}`` (``pci_facts``);
+- ``hosts``: ``{inventory hostname: accel_* facts}`` (``pci_facts``; a host's ``accel_gpu_health``, the
+  ``gpu_health`` module's fact, gives the area ``health``);
 - ``deployed``: ``{inventory hostname: {service: config sections}}`` (``nova_config_info``), services
   ``compute``, ``api``, ``scheduler``, ``conductor``;
 - ``fleet``: Placement's snapshot (``placement_info``; with ``quarantines: true`` its ``quarantines`` give
@@ -37,6 +38,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.policy impor
 from ansible_collections.accel.openstack.plugins.module_utils._placement.quarantine import quarantined_devices
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit import (
     flavor_checks,
+    health_checks,
     host_checks,
     nova_checks,
     placement_checks,
@@ -221,6 +223,7 @@ def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_fi
     found += placement_checks.check_gone(cloud)
     found += placement_checks.check_allocations(cloud)
     found += quarantines.check_quarantines(cloud)
+    found += health_checks.check_health(cloud)
     if problem is None:
         found += flavor_checks.check_flavors(cloud)
     for item in cloud.adopted["unexpressed"]:

@@ -3,7 +3,7 @@
 """Audit findings: one shape for every source, one list for the whole cloud, tables a person reads.
 
 A finding is ``{host, area, code, severity, message, fix}``: ``host`` the inventory hostname (null for
-the cloud as a whole), ``area`` one of ``host | nova | placement | flavor | cyborg``, ``severity`` one
+the cloud as a whole), ``area`` one of ``host | nova | placement | flavor | cyborg | health``, ``severity`` one
 of ``error | warning | info``. :data:`CODES` gives each code the collection reports its area and
 severity; findings from other sources (a Cyborg ARQ report) join the list through :func:`checked` with
 codes of their own.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 
-AREAS = ("host", "nova", "placement", "flavor", "cyborg")
+AREAS = ("host", "nova", "placement", "flavor", "cyborg", "health")
 SEVERITIES = ("error", "warning", "info")
 FAIL_ON = (*SEVERITIES, "never")
 FIELDS = ("host", "area", "code", "severity", "message", "fix")
@@ -58,6 +58,10 @@ CODES: dict[str, tuple[str, str]] = {
     "flavor_unplaceable": ("flavor", "error"),
     "flavor_sold_out": ("flavor", "info"),
     "gpu_host_unreserved": ("flavor", "warning"),
+    # GPU health (the gpu_health module's fact)
+    "gpu_failed": ("health", "error"),
+    "gpu_degraded": ("health", "warning"),
+    "gpu_healthy_quarantined": ("health", "info"),
 }
 
 
