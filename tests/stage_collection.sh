@@ -2,10 +2,11 @@
 # Sourced by the scripts that need the collection where ansible looks for it. stage_collection copies the
 # tracked (and untracked, not ignored) files of the repository into a new folder under .build, at
 # ansible_collections/accel/openstack, and sets $staged to that path and $staged_root to the folder to
-# remove afterwards; the copy is a git repository of its own. A copy, not the .build/collections link, so the tools see exactly what a build ships
+# remove afterwards; the copy is a git repository of its own. A third argument names top-level folders
+# to leave out of the copy (space-separated). A copy, not the .build/collections link, so the tools see exactly what a build ships
 # and never walk into the venvs or .build itself.
 stage_collection() {
-  local repo=$1 kind=$2 f
+  local repo=$1 kind=$2 leave_out=" ${3:-} " f
   mkdir -p "$repo/.build"
   staged_root=$(mktemp -d "$repo/.build/$kind.XXXXXX")
   staged="$staged_root/ansible_collections/accel/openstack"
@@ -14,6 +15,7 @@ stage_collection() {
     cd "$repo" || exit 1
     git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
       [[ -e $f && ! -d $f ]] || continue  # a linked-in venv shows as an untracked entry
+      [[ $f == */* && $leave_out == *" ${f%%/*} "* ]] && continue
       mkdir -p "$staged/$(dirname "$f")"
       cp -p "$f" "$staged/$f"
     done
