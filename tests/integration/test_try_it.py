@@ -2,10 +2,13 @@
 
 The collection is installed where ``ansible-galaxy collection install`` puts it by default (a fresh
 ``$HOME/.ansible/collections``, the only collections path), ``$HOME/placement-venv`` is the real
-Placement 16 the tests use (``make placement-venv``), and the first-run command of the docs runs as a user
-types it (bash, in an empty directory): it builds the simulated fleet from the shipped profiles, starts
-and stops its local Placement and runs site.yml's stages. Then the read-only plan of the same page
-(``site.yml --check --diff``) runs on fresh simulated roots and must leave them and Placement as they were.
+Placement 16 the tests use (``make placement-venv``). The read-only plan of the page (``site.yml --check
+--diff``) runs on fresh simulated roots and must leave them and Placement as they were. Then the first-run
+command runs as a user types it (bash, in an empty directory): it builds the simulated fleet from the
+shipped profiles, starts and stops its local Placement and runs site.yml's stages; the same command again
+in the same directory, given a Placement that runs (``-e accel_placement_auth``, the page's other way),
+rebuilds the roots the pipeline changed and registers the fleet there. That cloud is then audited by the
+installed collection's ``accel.openstack.audit``, from another directory.
 """
 
 import json
@@ -66,35 +69,6 @@ def user_home(user_venv, collection_tarball, tmp_path_factory):
     return home, env
 
 
-def test_the_documented_first_run_builds_the_simulated_fleet_and_validates_its_flavors(user_home, tmp_path):
-    home, env = user_home
-    command = documented("ansible-playbook accel.openstack.try_it ")
-    done = bash(command, tmp_path, env)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    recap = done.stdout[done.stdout.index("PLAY RECAP") :]
-    assert not re.search(r"failed=[1-9]|unreachable=[1-9]", recap), recap
-    run_dir = tmp_path / "accel-try-it"
-    inventory = home / ".ansible/collections/ansible_collections/accel/openstack/inventories/demo/hosts.yml"
-    hosts = inventory_profiles(str(inventory))
-    assert len(hosts) == 8
-    for host, profile in hosts.items():
-        marker = json.loads((run_dir / "roots" / host / MARKER.lstrip("/")).read_text())
-        assert marker == {"profile": profile, "written_by": "accel.openstack.simulated_host"}
-    report = json.loads((run_dir / "validate-report.json").read_text())["flavors"]
-    outcomes = {f["name"]: (f["outcome"], f["ok"]) for f in report["flavors"]}
-    assert report["ok"] is True
-    assert outcomes.pop("gpu.h100-typo") == ("rejected_by_placement", True)  # declared expect: unplaceable
-    assert set(outcomes.values()) == {("fits", True)} and len(outcomes) == 8, outcomes
-    assert (run_dir / "kolla-config" / "nova" / "hgx-01" / "nova.conf").is_file()
-    # Its local Placement was started for the run and is gone after it.
-    assert re.search(r"A local Placement listens on http://127\.0\.0\.1:\d+", done.stdout)
-    assert not (run_dir / "placement" / "placement.pid").exists()
-    assert "auth_strategy = noauth2" in (run_dir / "placement" / "placement.conf").read_text()
-    # A second run rebuilds the roots the pipeline changed and converges again.
-    again = bash(command, tmp_path, env)
-    assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
-
-
 def test_the_read_only_plan_writes_nothing(user_home, placement, tmp_path):
     home, env = user_home
     collection = home / ".ansible/collections/ansible_collections/accel/openstack"
@@ -111,6 +85,105 @@ def test_the_read_only_plan_writes_nothing(user_home, placement, tmp_path):
     assert read_tree(str(tmp_path / "run")) == before
     assert placement.request("GET", "/resource_providers")[1] == providers
     assert placement.request("GET", "/traits?name=startswith:CUSTOM_")[1] == {"traits": []}
+
+
+@pytest.fixture(scope="module")
+def try_it_runs(user_home, placement, tmp_path_factory):
+    """The documented first run in an empty directory, then the same command there again with
+    ``-e accel_placement_auth`` of the module's Placement: (the directory, the first run, the second run)."""
+    home, env = user_home
+    work = tmp_path_factory.mktemp("try-it")
+    command = documented("ansible-playbook accel.openstack.try_it ")
+    first = bash(command, work, env)
+    again = bash(command + " -e " + json.dumps(json.dumps({"accel_placement_auth": placement.auth})), work, env)
+    return work, first, again
+
+
+def recap_ok(out: str) -> None:
+    recap = out[out.index("PLAY RECAP") :]
+    assert not re.search(r"failed=[1-9]|unreachable=[1-9]", recap), recap
+
+
+def test_the_documented_first_run_builds_the_simulated_fleet_and_validates_its_flavors(user_home, try_it_runs):
+    home, _env = user_home
+    work, done, _again = try_it_runs
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    recap_ok(done.stdout)
+    run_dir = work / "accel-try-it"
+    inventory = home / ".ansible/collections/ansible_collections/accel/openstack/inventories/demo/hosts.yml"
+    hosts = inventory_profiles(str(inventory))
+    assert len(hosts) == 8
+    for host, profile in hosts.items():
+        marker = json.loads((run_dir / "roots" / host / MARKER.lstrip("/")).read_text())
+        assert marker == {"profile": profile, "written_by": "accel.openstack.simulated_host"}
+    report = json.loads((run_dir / "validate-report.json").read_text())["flavors"]
+    outcomes = {f["name"]: (f["outcome"], f["ok"]) for f in report["flavors"]}
+    assert report["ok"] is True
+    assert outcomes.pop("gpu.h100-typo") == ("rejected_by_placement", True)  # declared expect: unplaceable
+    assert set(outcomes.values()) == {("fits", True)} and len(outcomes) == 8, outcomes
+    assert (run_dir / "kolla-config" / "nova" / "hgx-01" / "nova.conf").is_file()
+    # Its local Placement was started for the run and is gone after it.
+    assert re.search(r"A local Placement listens on http://127\.0\.0\.1:\d+", done.stdout)
+    assert not (run_dir / "placement" / "placement.pid").exists()
+    assert "auth_strategy = noauth2" in (run_dir / "placement" / "placement.conf").read_text()
+
+
+def test_a_second_run_given_a_running_placement_rebuilds_the_roots_and_registers_the_fleet(
+    user_home, try_it_runs, placement
+):
+    home, _env = user_home
+    _work, first, again = try_it_runs
+    assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
+    recap_ok(again.stdout)
+    assert "A local Placement listens" not in again.stdout  # the given one is used, none is started
+    assert "accel.openstack.validate : Report where each flavor fits" in again.stdout
+    collection = home / ".ansible/collections/ansible_collections/accel/openstack"
+    assert not (collection / "tests").exists() and not (collection / "benchmarks").exists()
+    status, providers = placement.request("GET", "/resource_providers")
+    assert status == 200
+    names = {p["name"] for p in providers["resource_providers"]}
+    assert {"hgx-01", "mig-01", "net-01"} <= names
+    assert first.returncode == 0
+
+
+# What the audit says of the demo right after the pipeline, as `make demo` shows it: the flavor with a
+# mistyped trait the demo carries on purpose, the hosts whose devices move to vfio-pci at the next boot
+# (accel_reboot: never), the host whose IOMMU is off, and a general flavor that can land on GPU hosts.
+DEMO_FINDINGS = sorted(
+    [("error", None, "flavor_unplaceable"), ("warning", None, "gpu_host_unreserved"),
+     ("warning", "legacy-01", "iommu_off"), ("info", "vgpu-l40s-01", "adopt_unexpressed")]
+    + [("warning", host, "not_bound_vfio") for host in ("epyc-01", "hgx-01", "mig-01", "workstation-01")],
+    key=str,
+)  # fmt: skip
+
+
+def test_the_installed_collection_audits_the_demo_by_fqcn(user_home, try_it_runs, placement, tmp_path):
+    """The audit of the cloud the second run built, from a directory of the operator's: the report and the
+    adopted policy are written there and nothing inside the collection; the fixes name the playbooks by
+    their FQCN."""
+    home, env = user_home
+    work, _first, again = try_it_runs
+    assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
+    collection = home / ".ansible/collections/ansible_collections/accel/openstack"
+    inside = sorted(str(p) for p in collection.rglob("*"))
+    extra = json.dumps({"accel_placement_auth": placement.auth, "accel_audit_fail_on": "never"})
+    command = f"ansible-playbook accel.openstack.audit -i {collection}/inventories/demo -e '{extra}'"
+    done = bash(command, tmp_path, dict(env, ACCEL_DEMO_DIR=str(work / "accel-try-it")))
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    out = done.stdout
+    recap_ok(out)
+    assert "[WARNING]" not in out
+    assert sorted(os.listdir(tmp_path)) == ["accel-adopted-policy.yml", "accel-audit.json"]
+    assert sorted(str(p) for p in collection.rglob("*")) == inside
+    report = json.loads((tmp_path / "accel-audit.json").read_text())
+    assert sorted(((f["severity"], f["host"], f["code"]) for f in report["findings"]), key=str) == DEMO_FINDINGS
+    assert "audit: 1 error, 6 warnings and 1 info finding" in out
+    unreserved = next(f for f in report["findings"] if f["code"] == "gpu_host_unreserved")
+    assert len(unreserved["fix"]) > 140 and unreserved["fix"] in out  # the table shows it whole
+    fixes = " ".join(f["fix"] for f in report["findings"])
+    assert "playbooks/" not in fixes
+    assert "run accel.openstack.prepare_hosts for this host" in fixes
+    assert "see accel.openstack.validate's table" in fixes
 
 
 def test_the_local_placement_script_starts_stops_and_refuses_unknown_settings(user_home, tmp_path):

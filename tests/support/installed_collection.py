@@ -1,12 +1,14 @@
 """The collection as a user installs it: the tarball built once per test session, installed with ansible-galaxy into a
 fresh collections path, run by an ansible-core that has nothing but the collection's requirements.txt beside it.
 
-The venv is kept under .build/ between runs, keyed by the pins (installing it costs half a minute); the
-collection is built and installed fresh into the given directory every time.
+The venv is kept between runs and checkouts in the venv cache of tests/venv.sh ($ACCEL_VENV_CACHE, else
+~/.cache/accel-openstack/venvs), keyed by the interpreter and the pins (installing it costs half a minute);
+the collection is built and installed fresh into the given directory every time.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -37,12 +39,18 @@ def user_venv() -> str:
     with open(os.path.join(REPO, "requirements.txt")) as handle:
         wanted = [pin("ansible-core"), handle.read()]
     key = hashlib.sha256("\n".join([sys.version, *wanted]).encode()).hexdigest()[:12]
-    venv = os.path.join(REPO, ".build", f"user-venv-{key}")
-    if not os.path.exists(os.path.join(venv, ".stamp")):
-        run([sys.executable, "-m", "venv", "--clear", venv])
-        pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        run([*pip, wanted[0], "-r", os.path.join(REPO, "requirements.txt")])
-        open(os.path.join(venv, ".stamp"), "w").close()
+    cache = os.environ.get("ACCEL_VENV_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "accel-openstack", "venvs"
+    )
+    venv = os.path.join(cache, f"user-venv-{key}")
+    os.makedirs(cache, exist_ok=True)
+    with open(venv + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another checkout's run may be building the same venv
+        if not os.path.exists(os.path.join(venv, ".stamp")):
+            run([sys.executable, "-m", "venv", "--clear", venv])
+            pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            run([*pip, wanted[0], "-r", os.path.join(REPO, "requirements.txt")])
+            open(os.path.join(venv, ".stamp"), "w").close()
     return os.path.join(venv, "bin")
 
 
