@@ -123,14 +123,17 @@ def _demand(demand) -> list[_Kind]:
 
 
 def nova_weights(free_ram: list[int], multiplier: float) -> list[float]:
-    """Nova's weights for the hosts (in order) with only RAMWeigher enabled: ``normalize`` with the weigher's
-    ``minval`` 0 and the list's maximum, times the multiplier (a single host is not weighed: 0.0)."""
+    """Nova's weights for the hosts (in order) with only RAMWeigher enabled (a single host is not weighed: 0.0).
+
+    RAMWeigher's ``minval`` is 0: Nova raises every raw value below 0 to 0 before ``normalize``, which then
+    divides by the largest value (all weights 0 when that is 0, as when every host is over-committed)."""
     if len(free_ram) <= 1:
         return [0.0] * len(free_ram)
-    top = float(max(free_ram))
+    raised = [max(value, 0) for value in free_ram]
+    top = float(max(raised))
     if top == 0.0:
         return [0.0] * len(free_ram)
-    return [multiplier * (value / top) for value in free_ram]
+    return [multiplier * (value / top) for value in raised]
 
 
 def ranked(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> Iterator[str]:

@@ -156,5 +156,55 @@ def run_case(case: dict) -> dict:
     return {"steps": results}
 
 
+def _configure(conf, weight_classes: list[str] | None, multipliers: dict) -> None:
+    """``[filter_scheduler]`` for one case: Nova's defaults (no override left from an earlier case), then
+    the case's weight classes and multipliers."""
+    for option in conf.filter_scheduler:
+        conf.clear_override(option, "filter_scheduler")
+    conf.set_override("weight_classes", weight_classes or ["nova.scheduler.weights.all_weighers"], "filter_scheduler")
+    for option, value in multipliers.items():
+        conf.set_override(option, value, "filter_scheduler")
+
+
+def weigh(case: dict) -> dict:
+    """Nova's weights for one list of hosts: ``{"weigh": [{"host": name, FIELD: value, ...}], "weight_classes":
+    [...] (Nova's default when absent), "multipliers": {option: value}}`` -> ``{"weights": [...] (the hosts'
+    order), "order": [names, Nova's sorted order]}``. FIELD is a ``HostState`` attribute the weighers read."""
+    import nova.conf
+    from nova import objects
+    from nova.scheduler import host_manager, weights
+
+    objects.register_all()
+    conf = nova.conf.CONF
+    conf([], project="nova", default_config_files=[])
+    _configure(conf, case.get("weight_classes"), case.get("multipliers") or {})
+    handler = weights.HostWeightHandler()
+    weighers = [cls() for cls in handler.get_matching_classes(conf.filter_scheduler.weight_classes)]
+    states = []
+    for host in case["weigh"]:
+        state = host_manager.HostState(host["host"], host["host"], "cell1")
+        state.cpu_allocation_ratio = 1.0
+        for field, value in host.items():
+            if field not in ("host", "pci_free"):
+                setattr(state, field, value)
+        state.pci_stats = _pci_stats(host.get("pci_free", 0))
+        states.append(state)
+    spec = objects.RequestSpec(instance_group=None, requested_destination=None)
+    weighed = handler.get_weighed_objects(weighers, states, spec)
+    by_host = {w.obj.host: w.weight for w in weighed}
+    return {"weights": [by_host[s.host] for s in states], "order": [w.obj.host for w in weighed]}
+
+
+def _pci_stats(free: int):
+    """A ``PciDeviceStats`` with one pool of ``free`` devices (what PCIWeigher reads); None without devices."""
+    if not free:
+        return None
+    from nova import objects
+    from nova.pci import stats as pci_stats
+
+    pool = objects.PciDevicePool(vendor_id="10de", product_id="2330", numa_node=None, tags={}, count=free)
+    return pci_stats.PciDeviceStats(None, stats=objects.PciDevicePoolList(objects=[pool]))
+
+
 if __name__ == "__main__":
-    sys.exit(serve(lambda cases: [run_case(case) for case in cases]))
+    sys.exit(serve(lambda cases: [weigh(case) if "weigh" in case else run_case(case) for case in cases]))
