@@ -24,7 +24,7 @@ both paths to place every instance alike on generated fleets and demands.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
@@ -45,13 +45,23 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     fix_words,
     generation,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import (
+    HOST_FIGURES,
+    MULTIPLIERS,
+    HostFigures,
+    WeigherOptionError,
+    Weighing,
+    multipliers,
+    raw_values,
+)
 
 ORDERS = ("as_given", "largest_first")
-WEIGHERS = {"spread": 1.0, "pack": -1.0}
 # Bounds on what a demand may ask (each count, all counts together, hosts lost).
 MAX_COUNT = 100_000
 MAX_INSTANCES = 200_000
 MAX_FAILURES = 1_000
+# Bound on a host's figures (instances, I/O operations, failed builds, hypervisor version, PCI pool counts).
+_LARGEST_FIGURE = (1 << 63) - 1
 
 
 class CapacityOptionError(AccelError):
@@ -83,6 +93,29 @@ def _int_option(name: str, value, minimum: int, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise CapacityOptionError(f"{name} must be a whole number from {minimum} to {maximum}, got {value!r}")
     return value
+
+
+def _host_figures(name: str, record: Mapping) -> dict[str, int]:
+    """The compute node's figures the host record may give (``HOST_FIGURES``, 0 when absent), checked."""
+    found = {}
+    for key in HOST_FIGURES:
+        value = record.get(key, 0)
+        if value is None:
+            value = 0
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _LARGEST_FIGURE:
+            raise CapacityOptionError(
+                f"fleet: host {name}: {key} must be a whole number from 0 to {_LARGEST_FIGURE} (the compute "
+                f"node's figure; leave it out for 0), got {kind_of(value)}"
+            )
+        found[key] = value
+    for index, pool in enumerate(record.get("pci_pools") or ()):
+        count = pool.get("count") if isinstance(pool, Mapping) else None
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= _LARGEST_FIGURE:
+            raise CapacityOptionError(
+                f"fleet: host {name}: pci_pools entry {index} needs a count, a whole number from 0 to "
+                f"{_LARGEST_FIGURE} (free devices of the pool), got {kind_of(count)}"
+            )
+    return found
 
 
 def _demand(demand) -> list[_Kind]:
@@ -120,38 +153,6 @@ def _demand(demand) -> list[_Kind]:
         else:
             known.count += count
     return list(kinds.values())
-
-
-def nova_weights(free_ram: list[int], multiplier: float) -> list[float]:
-    """Nova's weights for the hosts (in order) with only RAMWeigher enabled (a single host is not weighed: 0.0).
-
-    RAMWeigher's ``minval`` is 0: Nova raises every raw value below 0 to 0 before ``normalize``, which then
-    divides by the largest value (all weights 0 when that is 0, as when every host is over-committed)."""
-    if len(free_ram) <= 1:
-        return [0.0] * len(free_ram)
-    raised = [max(value, 0) for value in free_ram]
-    top = float(max(raised))
-    if top == 0.0:
-        return [0.0] * len(free_ram)
-    return [multiplier * (value / top) for value in raised]
-
-
-def ranked(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> Iterator[str]:
-    """The hosts in the order the weigher ranks them (a stable sort, descending weight). The first is found
-    without sorting (the first of the highest weight); the rest are sorted only when asked for."""
-    if not hosts:
-        return
-    weights = nova_weights([free_ram[h] for h in hosts], multiplier)
-    best = max(range(len(hosts)), key=weights.__getitem__)
-    yield hosts[best]
-    rest = sorted((i for i in range(len(hosts)) if i != best), key=weights.__getitem__, reverse=True)
-    for index in rest:
-        yield hosts[index]
-
-
-def choose(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> list[str]:
-    """The hosts in the order the weigher ranks them."""
-    return list(ranked(hosts, free_ram, multiplier))
 
 
 def _names_known(fleet: Fleet, request: Request) -> bool:
@@ -243,14 +244,14 @@ class _View:
 class Plan:
     """The fleet with the usage the plan adds, and the placement of single instances on it."""
 
-    def __init__(self, snapshot: Mapping, options: FitOptions, multiplier: float, per_tree: bool = True):
+    def __init__(self, snapshot: Mapping, options: FitOptions, weighing: Weighing | None = None, per_tree: bool = True):
         try:
             self.fleet = Fleet.from_snapshot(snapshot)
         except FleetError as exc:
             raise CapacityOptionError(f"fleet: {exc}") from exc
         self.snapshot = snapshot
         self.options = options
-        self.multiplier = multiplier
+        self.weighing = weighing or Weighing(MULTIPLIERS)
         fleet = self.fleet
         self.root_name = {p.uuid: p.name for p in fleet.roots}
         self.root_of_name = {p.name: p.uuid for p in fleet.roots}
@@ -264,6 +265,14 @@ class Plan:
             for name, record in self.records.items()
             if record.get("pci_pools") is not None
         }
+        self.figures = {name: _host_figures(name, record) for name, record in self.records.items()}
+        # Per root, the inventories of its PCI devices as nova-compute reports them (pci_in_placement).
+        self.pci_inventories: dict[str, list] = {}
+        for provider in fleet.order:
+            if "COMPUTE_MANAGED_PCI_DEVICE" in provider.traits:
+                self.pci_inventories.setdefault(provider.root, []).extend(provider.inventories.values())
+        self.instances: dict[str, int] = {}  # per host, instances the plan placed there
+        self.drawn: dict[str, int] = {}  # per flavor, instances whose host was drawn among several
         self.down: set[str] = set()
         # The per-tree path (see ``_View``): every candidate lies in one tree (no sharing provider) and the
         # snapshot lists the providers below the roots in the roots' order (tree by tree, or every root
@@ -285,30 +294,71 @@ class Plan:
         self._tree_fleets: dict[str, Fleet] = {}
         self._views: dict[str, list[_View] | None] = {}
         self._kept: dict[str, dict[str, bool]] = {}
-        self._free_ram: dict[str, int] = {}
+        self._raw: dict[str, tuple] = {}
         self._taking: dict[str, set[str]] = {}
 
     # -- state -------------------------------------------------------------------------------------
     def free_ram(self, root: str) -> int:
         """Nova's ``free_ram_mb`` of the host: MEMORY_MB total - reserved - used on the root provider."""
-        found = self._free_ram.get(root)
+        inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
+        return 0 if inv is None else inv.total - inv.reserved - inv.used
+
+    def host_figures(self, root: str) -> HostFigures:
+        """What the modelled weighers read of the host now (docs/capacity.md gives each source)."""
+        inventories = self.fleet.providers[root].inventories
+        name = self.root_name[root]
+        vcpu, pcpu, disk = inventories.get("VCPU"), inventories.get("PCPU"), inventories.get("DISK_GB")
+        pci = self.pci_inventories.get(root)
+        if pci is not None:
+            pci_free = sum(inv.free for inv in pci)
+        else:
+            pci_free = sum(pool["count"] for pool in self.pools.get(name, ()))
+        base = self.figures.get(name) or dict.fromkeys(HOST_FIGURES, 0)
+        placed = self.instances.get(name, 0)
+        return HostFigures(
+            free_ram_mb=self.free_ram(root),
+            vcpus_total=vcpu.total if vcpu else 0,
+            vcpus_used=(vcpu.used if vcpu else 0) + (pcpu.used if pcpu else 0),
+            cpu_allocation_ratio=vcpu.allocation_ratio if vcpu else 1.0,
+            free_disk_mb=(disk.total - disk.reserved - disk.used) * 1024 if disk else 0,
+            pci_free=pci_free,
+            num_io_ops=base["num_io_ops"] + placed,
+            num_instances=base["num_instances"] + placed,
+            failed_builds=base["failed_builds"],
+            hypervisor_version=base["hypervisor_version"],
+        )
+
+    def raw(self, root: str) -> tuple:
+        """The modelled weighers' raw values for the host (kept until an instance lands there)."""
+        found = self._raw.get(root)
         if found is None:
-            inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
-            found = self._free_ram[root] = 0 if inv is None else inv.total - inv.reserved - inv.used
+            found = self._raw[root] = raw_values(self.host_figures(root))
         return found
+
+    def ranked(self, hosts: list[str]):
+        """The hosts in the order Nova tries them (``Weighing.ranked``)."""
+        return self.weighing.ranked(hosts, [self.raw(self.root_of_name[h]) for h in hosts])
+
+    def landed(self, kind: _Kind, host: str) -> None:
+        """Count one instance of the flavor placed on the host (its I/O operations and instances grow)."""
+        self.instances[host] = self.instances.get(host, 0) + 1
+        self._raw.pop(self.root_of_name[host], None)
+        if self.weighing.drew:
+            self.drawn[kind.name] = self.drawn.get(kind.name, 0) + 1
 
     def usage(self) -> dict:
         return {(uuid, rc): inv.used for uuid, p in self.fleet.providers.items() for rc, inv in p.inventories.items()}
 
-    def restore(self, saved: dict, pools: dict) -> None:
+    def restore(self, saved: dict, pools: dict, instances: dict) -> None:
         for (uuid, rc), used in saved.items():
             self.fleet.providers[uuid].inventories[rc].used = used
         self.pools = pools
+        self.instances = instances
         for views in self._views.values():
             for view in views or ():
                 view.reset()
         self._kept.clear()
-        self._free_ram.clear()
+        self._raw.clear()
         self._taking.clear()
 
     def apply(self, allocations: Mapping, sign: int = 1) -> None:
@@ -326,7 +376,7 @@ class Plan:
             for root in roots:
                 kept.pop(self.root_name.get(root), None)
         for root in roots:
-            self._free_ram.pop(root, None)
+            self._raw.pop(root, None)
         self._taking.clear()
 
     # -- one instance ------------------------------------------------------------------------------
@@ -376,12 +426,12 @@ class Plan:
                     by_root.setdefault(uuid, []).append(candidate)
         roots = sorted({self.fleet.providers[u].root for c in found for u in c["allocations"]}, key=self.position.get)
         hosts = self.filtered(kind, [names[r] for r in roots if r in names])
-        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
-        for host in ranked(hosts, free, self.multiplier):
+        for host in self.ranked(hosts):
             mine = by_root.get(self.root_of_name[host])
             if mine:
                 self.apply(mine[0]["allocations"])
                 self._take_devices(kind, host)
+                self.landed(kind, host)
                 return host, mine[0]["allocations"]
         return None
 
@@ -445,8 +495,7 @@ class Plan:
         names = self.root_name
         hosts = [names[r] for r in roots if r not in self.down and self.kept(kind, names[r])]
         hosts = [h for h in hosts if h not in self.down]
-        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
-        for host in ranked(hosts, free, self.multiplier):
+        for host in self.ranked(hosts):
             root = self.root_of_name[host]
             for view, window in zip(views, windows):  # noqa: B905 - windows may be the first only
                 if root not in window:
@@ -459,6 +508,7 @@ class Plan:
                     allocations = mine[0]["allocations"]
                     self.apply(allocations)
                     self._take_devices(kind, host)
+                    self.landed(kind, host)
                     return host, allocations
         return None
 
@@ -671,7 +721,12 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         others = [n for r, n in plan.root_name.items() if n not in hosts]
         ranked += others[: failures - len(ranked)]
     lost_hosts = ranked[:failures]
-    saved, pools = plan.usage(), {n: [dict(p) for p in ps] for n, ps in plan.pools.items()}
+    saved, pools, instances = (
+        plan.usage(),
+        {n: [dict(p) for p in ps] for n, ps in plan.pools.items()},
+        dict(plan.instances),
+    )
+    drawn = dict(plan.drawn)
     plan.down = set(lost_hosts)
     try:
         again = []
@@ -682,7 +737,8 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         _placed, unplaced, _hosts = _run(plan, again, None)
     finally:
         plan.down = set()
-        plan.restore(saved, pools)
+        plan.restore(saved, pools, instances)
+        plan.drawn = drawn
     lost = {name: n for name, n in unplaced.items() if n}
     return {"failures": failures, "survives": not lost, "lost": lost, "hosts_lost": lost_hosts}
 
@@ -696,15 +752,23 @@ def capacity_plan(
     failures: int = 0,
     trace: list | None = None,
     per_tree: bool = True,
+    host_subset_size: int = 1,
+    seed: int = 0,
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
 
-    ``trace``, when a list, receives ``{flavor, host, allocations}`` per instance placed, in order."""
+    ``options`` are flavor_fit's and the weighers' multipliers (``MULTIPLIERS``' names; None or absent:
+    the ``weigher`` preset's value, else Nova's default). ``trace``, when a list, receives
+    ``{flavor, host, allocations}`` per instance placed, in order."""
     if order not in ORDERS:
         raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
-    if weigher not in WEIGHERS:
-        raise CapacityOptionError(f"weigher must be one of {', '.join(WEIGHERS)}, got {weigher!r}")
+    given = {name: options.pop(name) for name in list(options) if name.endswith("_weight_multiplier")}
+    try:
+        factors = multipliers(weigher, given)
+        weighing = Weighing(factors, host_subset_size, seed)
+    except WeigherOptionError as exc:
+        raise CapacityOptionError(str(exc)) from exc
     failures = _int_option("failures", failures, 0, MAX_FAILURES)
     try:
         checked = FitOptions.checked(**options)
@@ -714,7 +778,7 @@ def capacity_plan(
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
     kinds = _demand(demand)
     with gc_paused():
-        plan = Plan(snapshot, checked, WEIGHERS[weigher], per_tree)
+        plan = Plan(snapshot, checked, weighing, per_tree)
         if failures > len(plan.root_name):
             raise CapacityOptionError(f"failures ({failures}) is more than the fleet's {len(plan.root_name)} hosts")
         _translate(kinds, plan)
@@ -736,6 +800,8 @@ def capacity_plan(
             "reasons": reasons,
             "order": [k.name for k in sequence],
             "weigher": weigher,
+            "weighers": dict(factors, host_subset_size=host_subset_size),
+            "drawn": {k.name: plan.drawn.get(k.name, 0) for k in kinds},
         }
     return result
 

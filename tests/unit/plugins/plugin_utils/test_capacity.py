@@ -7,13 +7,22 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import (
     CapacityOptionError,
     capacity_plan,
-    choose,
-    nova_weights,
 )
-from tests.support.nova_venv import ask
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host, provider
 
-KEYS = {"placed", "unplaced", "reasons", "hosts", "left", "stranded", "headroom", "order", "weigher"}
+KEYS = {
+    "placed",
+    "unplaced",
+    "reasons",
+    "hosts",
+    "left",
+    "stranded",
+    "headroom",
+    "order",
+    "weigher",
+    "weighers",
+    "drawn",
+}
 
 
 def plan(demand, fleet, **options):
@@ -34,41 +43,6 @@ def sized_host(name, memory, used=0, vcpus=64):
 
 
 # -- the weigher -----------------------------------------------------------------------------------
-RAM_ONLY = ["nova.scheduler.weights.ram.RAMWeigher"]
-FREE_RAM_CASES = [
-    [1000, 500, 0],
-    [100, -50, -900],  # over-committed hosts weigh as hosts with no free RAM
-    [-100, -50, -900],  # every host over-committed: all weigh 0, the order decides
-    [0, 0],
-    [7],  # one host is not weighed
-    [-5, 3],
-    [65024, 65024, 31744, -2048, 130560],
-]
-
-
-def test_ram_weights_are_the_ones_novas_weight_handler_computes():
-    cases = [(values, multiplier) for multiplier in (1.0, -1.0, 2.5) for values in FREE_RAM_CASES]
-    asked = [
-        {
-            "weigh": [{"host": f"h{i}", "free_ram_mb": free} for i, free in enumerate(values)],
-            "weight_classes": RAM_ONLY,
-            "multipliers": {"ram_weight_multiplier": multiplier},
-        }
-        for values, multiplier in cases
-    ]
-    novas = ask("tests/support/nova_weigher_oracle.py", asked, 120, "Nova's weight handler")
-    for (values, multiplier), nova in zip(cases, novas, strict=True):
-        assert nova_weights(values, multiplier) == nova["weights"], (values, multiplier)
-        free = {f"h{i}": v for i, v in enumerate(values)}
-        assert choose(list(free), free, multiplier) == nova["order"], (values, multiplier)
-
-
-def test_spread_takes_most_free_ram_pack_least_and_ties_keep_fleet_order():
-    free = {"a": 100, "b": 300, "c": 300, "d": 50}
-    assert choose(list(free), free, 1.0) == ["b", "c", "a", "d"]
-    assert choose(list(free), free, -1.0) == ["d", "a", "b", "c"]
-
-
 def test_spread_alternates_and_pack_fills_one_host_first():
     fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768)]}
     demand = [{"flavor": flavor("m", ram=8192), "count": 4}]
