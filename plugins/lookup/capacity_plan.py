@@ -53,8 +53,9 @@ options:
     description: Nova's C(disk_weight_multiplier) (DiskWeigher, free disk); default 1.0, or as O(weigher) sets.
     type: float
   io_ops_weight_multiplier:
-    description: Nova's C(io_ops_weight_multiplier) (IoOpsWeigher, I/O operations, which grow by one for each instance
-      the plan places on the host); default -1.0 (the fewest first), or as O(weigher) sets.
+    description: Nova's C(io_ops_weight_multiplier) (IoOpsWeigher, the host's I/O operations, the host record's
+      C(num_io_ops), growing by one for each instance placed there when O(arrival=burst)); default -1.0 (the fewest
+      first), or as O(weigher) sets.
     type: float
   pci_weight_multiplier:
     description: Nova's C(pci_weight_multiplier) (PCIWeigher, free PCI devices; at least 0); default 1.0 (hosts with the
@@ -77,6 +78,15 @@ options:
       host was drawn among several.
     type: int
     default: 1
+  arrival:
+    description:
+      - V(settled) schedules each instance after the builds before it are over, as servers created one after
+        another; V(burst) while they all still build, as in one multi-create request (each adds an I/O operation
+        to its host for IoOpsWeigher, as Nova's scheduler counts it until the compute node reports again).
+      - Instances placed count for NumInstancesWeigher either way.
+    type: str
+    choices: [settled, burst]
+    default: settled
   seed:
     description: The seed of the plan's draws when O(host_subset_size) is more than 1 (the same seed, the same plan).
     type: int
@@ -141,8 +151,8 @@ _raw:
       description: The O(weigher) value used.
       type: str
     weighers:
-      description: "Every modelled multiplier as used (Nova's default, the O(weigher) preset's or the option's) and
-        C(host_subset_size)."
+      description: "Every modelled multiplier as used (Nova's default, the O(weigher) preset's or the option's),
+        C(host_subset_size) and C(arrival)."
       type: dict
     drawn:
       description: "Per flavor, instances whose host was drawn at random among more than one of the
@@ -166,6 +176,7 @@ _OPTIONS = (
     *MULTIPLIERS,
     "host_subset_size",
     "seed",
+    "arrival",
     "failures",
     "pci_aliases",
     "pci_in_placement",

@@ -56,6 +56,8 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import (
 )
 
 ORDERS = ("as_given", "largest_first")
+# settled: each instance's build is over when the next is scheduled; burst: all are still building.
+ARRIVALS = ("settled", "burst")
 # Bounds on what a demand may ask (each count, all counts together, hosts lost).
 MAX_COUNT = 100_000
 MAX_INSTANCES = 200_000
@@ -244,7 +246,14 @@ class _View:
 class Plan:
     """The fleet with the usage the plan adds, and the placement of single instances on it."""
 
-    def __init__(self, snapshot: Mapping, options: FitOptions, weighing: Weighing | None = None, per_tree: bool = True):
+    def __init__(
+        self,
+        snapshot: Mapping,
+        options: FitOptions,
+        weighing: Weighing | None = None,
+        per_tree: bool = True,
+        arrival: str = "settled",
+    ):
         try:
             self.fleet = Fleet.from_snapshot(snapshot)
         except FleetError as exc:
@@ -252,6 +261,7 @@ class Plan:
         self.snapshot = snapshot
         self.options = options
         self.weighing = weighing or Weighing(MULTIPLIERS)
+        self.burst = arrival == "burst"
         fleet = self.fleet
         self.root_name = {p.uuid: p.name for p in fleet.roots}
         self.root_of_name = {p.name: p.uuid for p in fleet.roots}
@@ -322,7 +332,7 @@ class Plan:
             cpu_allocation_ratio=vcpu.allocation_ratio if vcpu else 1.0,
             free_disk_mb=(disk.total - disk.reserved - disk.used) * 1024 if disk else 0,
             pci_free=pci_free,
-            num_io_ops=base["num_io_ops"] + placed,
+            num_io_ops=base["num_io_ops"] + (placed if self.burst else 0),
             num_instances=base["num_instances"] + placed,
             failed_builds=base["failed_builds"],
             hypervisor_version=base["hypervisor_version"],
@@ -340,7 +350,8 @@ class Plan:
         return self.weighing.ranked(hosts, [self.raw(self.root_of_name[h]) for h in hosts])
 
     def landed(self, kind: _Kind, host: str) -> None:
-        """Count one instance of the flavor placed on the host (its I/O operations and instances grow)."""
+        """Count one instance of the flavor placed on the host (its instances grow, and in a burst its I/O
+        operations: the build is still running)."""
         self.instances[host] = self.instances.get(host, 0) + 1
         self._raw.pop(self.root_of_name[host], None)
         if self.weighing.drew:
@@ -624,10 +635,10 @@ def _fit_reasons(kinds: list[_Kind], placed: dict[str, int], snapshot: Mapping, 
     for kind in kinds:
         report = fit.check(kind.flavor)
         done = placed[kind.name]
-        if not done:
+        alone = report["fleet_max_instances"]
+        if not done and (kind.blocked or report["reason"] or not alone):
             kind.reason = report["reason"] or {"code": report["outcome"], "detail": report["message"]}
             continue
-        alone = report["fleet_max_instances"]
         exact = all(n < options.count_limit for n in report["max_instances"].values())
         if done < alone:
             detail = (
@@ -754,6 +765,7 @@ def capacity_plan(
     per_tree: bool = True,
     host_subset_size: int = 1,
     seed: int = 0,
+    arrival: str = "settled",
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
@@ -763,6 +775,8 @@ def capacity_plan(
     ``{flavor, host, allocations}`` per instance placed, in order."""
     if order not in ORDERS:
         raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if arrival not in ARRIVALS:
+        raise CapacityOptionError(f"arrival must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
     given = {name: options.pop(name) for name in list(options) if name.endswith("_weight_multiplier")}
     try:
         factors = multipliers(weigher, given)
@@ -778,7 +792,7 @@ def capacity_plan(
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
     kinds = _demand(demand)
     with gc_paused():
-        plan = Plan(snapshot, checked, weighing, per_tree)
+        plan = Plan(snapshot, checked, weighing, per_tree, arrival)
         if failures > len(plan.root_name):
             raise CapacityOptionError(f"failures ({failures}) is more than the fleet's {len(plan.root_name)} hosts")
         _translate(kinds, plan)
@@ -800,7 +814,7 @@ def capacity_plan(
             "reasons": reasons,
             "order": [k.name for k in sequence],
             "weigher": weigher,
-            "weighers": dict(factors, host_subset_size=host_subset_size),
+            "weighers": dict(factors, host_subset_size=host_subset_size, arrival=arrival),
             "drawn": {k.name: plan.drawn.get(k.name, 0) for k in kinds},
         }
     return result

@@ -8,6 +8,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import (
     CapacityOptionError,
     capacity_plan,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import MULTIPLIERS
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host, provider
 
 KEYS = {
@@ -53,6 +54,46 @@ def test_spread_alternates_and_pack_fills_one_host_first():
     assert packed["left"]["h1"]["MEMORY_MB"] == 0 and packed["left"]["h2"]["MEMORY_MB"] == 32768
 
 
+ONLY = dict.fromkeys(MULTIPLIERS, 0.0)
+
+
+def test_io_operations_grow_in_a_burst_and_not_when_builds_are_settled():
+    fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768)]}
+    demand = [{"flavor": flavor("m", ram=1024), "count": 4}]
+    io_only = dict(ONLY, io_ops_weight_multiplier=-1.0)
+    assert plan(demand, fleet, arrival="burst", **io_only)["hosts"] == {"h1": {"m": 2}, "h2": {"m": 2}}
+    assert plan(demand, fleet, arrival="settled", **io_only)["hosts"] == {"h1": {"m": 4}}  # equal weights
+    instances_only = dict(ONLY, num_instances_weight_multiplier=-1.0)
+    assert plan(demand, fleet, **instances_only)["hosts"] == {"h1": {"m": 2}, "h2": {"m": 2}}
+
+
+def test_the_hosts_figures_from_the_snapshot_weigh_as_novas_compute_node_reports_them():
+    fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768), sized_host("h3", 32768)]}
+    fleet["resource_providers"][1]["hypervisor_version"] = 9002000  # the newest libvirt wins
+    fleet["resource_providers"][0]["failed_builds"] = 2  # a failed build weighs a million against it
+    demand = [{"flavor": flavor("m", ram=1024), "count": 1}]
+    assert plan(demand, fleet)["hosts"] == {"h2": {"m": 1}}
+    fleet["resource_providers"][1]["failed_builds"] = 3
+    assert plan(demand, fleet)["hosts"] == {"h3": {"m": 1}}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("hypervisor_version", "9.2", "fleet: host h1: hypervisor_version must be a whole number from 0 to"),
+        ("num_instances", -1, "fleet: host h1: num_instances must be a whole number from 0 to"),
+        ("failed_builds", True, "fleet: host h1: failed_builds must be a whole number"),
+        ("pci_pools", [{"count": "x"}], "fleet: host h1: pci_pools entry 0 needs a count"),
+    ],
+)
+def test_a_hosts_figure_that_is_not_a_count_is_refused_naming_the_host(key, value, message):
+    fleet = {"resource_providers": [sized_host("h1", 32768)]}
+    fleet["resource_providers"][0][key] = value
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": flavor("m"), "count": 1}], fleet)
+    assert message in str(caught.value)
+
+
 # -- the plan --------------------------------------------------------------------------------------
 def test_a_plan_has_its_keys_and_counts_add_up():
     fleet = {"resource_providers": gpu_host(1) + gpu_host(2, used_gpus=1) + cpu_host(1)}
@@ -93,6 +134,11 @@ def test_largest_first_places_the_gpu_flavor_before_small_ones_take_the_ram():
     big = {"flavor": flavor("gpu", vcpus=8, ram=32768, **{"pci_passthrough:alias": "h100:1"}), "count": 1}
     as_given = plan([small, big], fleet)
     assert as_given["placed"] == {"small": 4, "gpu": 0}
+    # It fits the fleet alone: the demand's other instances took the room, even though none was placed.
+    assert as_given["reasons"]["gpu"] == {
+        "code": "in_use",
+        "detail": "0 placed; the demand's other instances took the room for the rest (alone, the fleet takes 2)",
+    }
     assert as_given["stranded"] == {
         "gpu1": {"CUSTOM_NVIDIA_H100": {"free": 2, "short": ["MEMORY_MB"], "flavors": ["gpu"]}}
     }
