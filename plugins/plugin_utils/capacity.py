@@ -276,6 +276,13 @@ class Plan:
             if record.get("pci_pools") is not None
         }
         self.figures = {name: _host_figures(name, record) for name, record in self.records.items()}
+        # The figures no instance changes: a weigher reading one value on every host weighs nothing.
+        self.weighing.drop_constant(
+            {
+                "build_failure_weight_multiplier": {f["failed_builds"] for f in self.figures.values()},
+                "hypervisor_version_weight_multiplier": {f["hypervisor_version"] for f in self.figures.values()},
+            }
+        )
         # Per root, the inventories of its PCI devices as nova-compute reports them (pci_in_placement).
         self.pci_inventories: dict[str, list] = {}
         for provider in fleet.order:

@@ -178,12 +178,13 @@ class Weighing:
         total = [0.0] * count
         if count <= 1:
             return total
+        columns = list(zip(*rows, strict=True))
         for index, factor, minval in self.active:
+            column = columns[index]
             if minval is None:
-                column = [row[index] for row in rows]
                 low = float(min(column))
             else:
-                column = [value if value > minval else minval for value in (row[index] for row in rows)]
+                column = [value if value > minval else minval for value in column]
                 low = float(minval)
             high = float(max(column))
             if high == low:
@@ -191,6 +192,12 @@ class Weighing:
             span = high - low
             total = [weight + factor * ((value - low) / span) for weight, value in zip(total, column, strict=True)]
         return total
+
+    def drop_constant(self, columns: Mapping[str, set]) -> None:
+        """Leave out the weighers whose raw value is one and the same on every host of the fleet (given per
+        multiplier option as the set of values): Nova normalises them to 0 on any list of hosts."""
+        options = [weigher.option for weigher in MODELLED]
+        self.active = [entry for entry in self.active if len(columns.get(options[entry[0]], (0, 1))) > 1]
 
     def ranked(self, names: list[str], rows: list[tuple]) -> Iterator[str]:
         """The hosts in the order Nova tries them (see the class). The first is found without sorting when
