@@ -160,6 +160,14 @@ _raw:
         RV(_raw[].left), RV(_raw[].stranded) and RV(_raw[].headroom) are one of the outcomes Nova may reach, and
         the counts of flavors that ran short may differ too."
       type: dict
+    refused:
+      description: "Per flavor whose builds nova-compute refuses, C({attempts, detail}): without NUMATopologyFilter
+        in O(enabled_filters) the scheduler may send an instance to a host that cannot pin it (a pinned flavor
+        offered a host without dedicated CPUs, or with them all in use, through the VCPU fallback query; a NUMA
+        topology the host's cells do not hold); the compute's claim refuses it and Nova builds on the next of the
+        3 hosts it chose (C([scheduler] max_attempts)). C(attempts) counts the refused builds, C(detail) says why
+        the first was refused. An instance all three refuse is unplaced with reason C(compute_refused)."
+      type: dict
 """
 
 from collections.abc import Mapping

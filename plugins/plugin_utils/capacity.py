@@ -62,6 +62,8 @@ ARRIVALS = ("settled", "burst")
 MAX_COUNT = 100_000
 MAX_INSTANCES = 200_000
 MAX_FAILURES = 1_000
+# Nova's [scheduler] max_attempts default: the chosen host and its alternates an instance may be built on.
+MAX_ATTEMPTS = 3
 # Bound on a host's figures (instances, I/O operations, failed builds, hypervisor version, PCI pool counts).
 _LARGEST_FIGURE = (1 << 63) - 1
 
@@ -290,6 +292,10 @@ class Plan:
                 self.pci_inventories.setdefault(provider.root, []).extend(provider.inventories.values())
         self.instances: dict[str, int] = {}  # per host, instances the plan placed there
         self.drawn: dict[str, int] = {}  # per flavor, instances whose host was drawn among several
+        # Per flavor, builds nova-compute refuses ({"attempts": n, "detail": the first refusal}), and the
+        # hosts that refused the instance being placed.
+        self.refused: dict[str, dict] = {}
+        self.tried: list[str] = []
         self.down: set[str] = set()
         # The per-tree path (see ``_View``): every candidate lies in one tree (no sharing provider) and the
         # snapshot lists the providers below the roots in the roots' order (tree by tree, or every root
@@ -430,6 +436,7 @@ class Plan:
 
     def place(self, kind: _Kind) -> tuple[str, dict] | None:
         """Place one instance: (host name, allocations), or None when Nova finds no valid host."""
+        self.tried = []
         views = self.views(kind)
         if views is not None:
             return self._place_per_tree(kind, views)
@@ -447,11 +454,60 @@ class Plan:
         for host in self.ranked(hosts):
             mine = by_root.get(self.root_of_name[host])
             if mine:
+                if self.refuses(kind, host, mine[0]["allocations"]):
+                    if len(self.tried) >= MAX_ATTEMPTS:
+                        return None
+                    continue
                 self.apply(mine[0]["allocations"])
                 self._take_devices(kind, host)
                 self.landed(kind, host)
                 return host, mine[0]["allocations"]
         return None
+
+    def refuses(self, kind: _Kind, host: str, allocations: Mapping) -> bool:
+        """Whether the host cannot pin the instance Placement offered it for: the NUMA fit fails (as
+        ``nova_filters.numa_topology_filter`` judges it), or a pinned instance came through the VCPU
+        fallback query to a host whose dedicated CPUs (PCPU) are all in use. With NUMATopologyFilter
+        enabled the scheduler removes such a host (it is skipped); without it the scheduler sends the
+        instance there and nova-compute's claim, which fits the NUMA topology the same way, refuses the
+        build: the refusal is counted and Nova tries the next of the ``MAX_ATTEMPTS`` hosts it chose."""
+        why = self._cannot_pin(kind, host, allocations)
+        if not why:
+            return False
+        if "NUMATopologyFilter" in self.options.enabled_filters:
+            return True
+        self.tried.append(host)
+        found = self.refused.setdefault(kind.name, {"attempts": 0, "detail": ""})
+        found["attempts"] += 1
+        if not found["detail"]:
+            found["detail"] = (
+                f"nova-compute on {host} refuses the build (its claim fits the NUMA topology as "
+                f"NUMATopologyFilter does, which is not enabled): {why}"
+            )
+        return True
+
+    def _cannot_pin(self, kind: _Kind, host: str, allocations: Mapping) -> str | None:
+        req = kind.req
+        pinned = nova_filters.pinned_cpus(req.numa or {}, kind.flavor)
+        root = self.root_of_name[host]
+        if pinned and req.pcpu_fallback:
+            mine = (allocations.get(root) or {}).get("resources") or {}
+            pcpu = self.fleet.providers[root].inventories.get("PCPU")
+            if "VCPU" in mine and "PCPU" not in mine and pcpu is not None:
+                return (
+                    f"the flavor pins {pinned} CPU(s) and the host's dedicated CPUs are all in use ({pcpu.used} "
+                    f"of {pcpu.capacity} PCPU); Placement returned it for the VCPU fallback query"
+                )
+        if "NUMATopologyFilter" in self.options.enabled_filters:
+            return None  # the filter kept the host on the same rule
+        record = self.records.get(host) or {}
+        if host in self.pools:
+            record = dict(record, pci_pools=self.pools[host])
+        flavor_policy = (req.numa or {}).get("pci_numa_affinity_policy")
+        why = nova_filters.numa_topology_filter(
+            record, req, kind.flavor, lambda request: flavor_policy or request.get("numa_policy") or "legacy"
+        )
+        return why.removeprefix("NUMATopologyFilter: ") if why else None
 
     def _take_devices(self, kind: _Kind, host: str) -> None:
         if self.options.pci_in_placement or host not in self.pools or not kind.req.pci_requests:
@@ -515,6 +571,7 @@ class Plan:
         hosts = [h for h in hosts if h not in self.down]
         for host in self.ranked(hosts):
             root = self.root_of_name[host]
+            allocations = None
             for view, window in zip(views, windows):  # noqa: B905 - windows may be the first only
                 if root not in window:
                     continue
@@ -524,10 +581,17 @@ class Plan:
                 mine = [c for c in answer["allocation_requests"] if root in c["allocations"]]
                 if mine:
                     allocations = mine[0]["allocations"]
-                    self.apply(allocations)
-                    self._take_devices(kind, host)
-                    self.landed(kind, host)
-                    return host, allocations
+                    break
+            if allocations is None:
+                continue
+            if self.refuses(kind, host, allocations):
+                if len(self.tried) >= MAX_ATTEMPTS:
+                    return None
+                continue
+            self.apply(allocations)
+            self._take_devices(kind, host)
+            self.landed(kind, host)
+            return host, allocations
         return None
 
     # -- the fleet after the demand ----------------------------------------------------------------
@@ -682,8 +746,17 @@ def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, d
                 kind.blocked = True
                 got = None
             if got is None:
+                if plan.tried and kind.name in plan.refused:
+                    kind.reason = {
+                        "code": "compute_refused",
+                        "detail": (
+                            f"{done} placed; the next was refused by nova-compute on each of the "
+                            f"{len(plan.tried)} host(s) Nova tried ({', '.join(plan.tried)}): "
+                            + plan.refused[kind.name]["detail"]
+                        ),
+                    }
                 if trace is not None:
-                    trace.append({"flavor": kind.name, "host": None, "allocations": None})
+                    trace.append({"flavor": kind.name, "host": None, "allocations": None, "refused": list(plan.tried)})
                 # Usage only grows: once Nova finds no host, no later copy of this flavor fits either.
                 unplaced[kind.name] += kind.count - done
                 break
@@ -692,7 +765,9 @@ def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, d
             per_host = hosts.setdefault(host, {})
             per_host[kind.name] = per_host.get(kind.name, 0) + 1
             if trace is not None:
-                trace.append({"flavor": kind.name, "host": host, "allocations": allocations})
+                trace.append(
+                    {"flavor": kind.name, "host": host, "allocations": allocations, "refused": list(plan.tried)}
+                )
     return placed, unplaced, hosts
 
 
@@ -744,7 +819,7 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         {n: [dict(p) for p in ps] for n, ps in plan.pools.items()},
         dict(plan.instances),
     )
-    drawn = dict(plan.drawn)
+    drawn, refused = dict(plan.drawn), {name: dict(entry) for name, entry in plan.refused.items()}
     plan.down = set(lost_hosts)
     try:
         again = []
@@ -756,7 +831,7 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
     finally:
         plan.down = set()
         plan.restore(saved, pools, instances)
-        plan.drawn = drawn
+        plan.drawn, plan.refused = drawn, refused
     lost = {name: n for name, n in unplaced.items() if n}
     return {"failures": failures, "survives": not lost, "lost": lost, "hosts_lost": lost_hosts}
 
@@ -805,7 +880,13 @@ def capacity_plan(
         _translate(kinds, plan)
         sequence = _placement_order(kinds, order)
         placed, unplaced, hosts = _run(plan, sequence, trace)
-        short = [k for k in kinds if unplaced[k.name] and (not placed[k.name] or not k.reason)]
+        short = [
+            k
+            for k in kinds
+            if unplaced[k.name]
+            and (not placed[k.name] or not k.reason)
+            and (k.reason or {}).get("code") != "compute_refused"
+        ]
         _fit_reasons(short, placed, snapshot, checked)
         reasons = {}
         for kind in kinds:
@@ -823,6 +904,7 @@ def capacity_plan(
             "weigher": weigher,
             "weighers": dict(factors, host_subset_size=host_subset_size, arrival=arrival),
             "drawn": {k.name: plan.drawn.get(k.name, 0) for k in kinds},
+            "refused": {k.name: plan.refused[k.name] for k in kinds if k.name in plan.refused},
         }
     return result
 
@@ -845,6 +927,8 @@ def capacity_table(plan: Mapping) -> list[str]:
         for rc, entry in sorted(classes.items()):
             short = ", ".join(entry.get("short") or ()) or "no class short: a trait, a per-provider limit or a filter"
             lines.append(f"stranded on {host}: {entry.get('free')} {rc} free, none usable ({short})")
+    for name, entry in sorted((plan.get("refused") or {}).items()):
+        lines.append(f"refused by nova-compute: {name}: {entry.get('attempts')} build(s); {entry.get('detail')}")
     headroom = plan["headroom"]
     if headroom.get("failures"):
         lost = ", ".join(f"{name}: {n}" for name, n in (headroom.get("lost") or {}).items())

@@ -59,6 +59,7 @@ def _steps(demand: list[dict], trace: list[dict]) -> list[dict]:
             "queries": requests[step["flavor"]].queries,
             "pcpu_fallback": requests[step["flavor"]].pcpu_fallback,
             "allocations": step["allocations"],
+            "refused": len(step["refused"]),
         }
         for step in trace
     ]
@@ -72,7 +73,8 @@ def _plan(placement, snapshot: dict, demand: list[dict], **options) -> tuple[dic
         snapshot,
         pci_aliases=ALIASES,
         pci_in_placement=True,
-        enabled_filters=[],  # the oracle runs no filter: this test is Placement and the weighers
+        # The oracle runs no filter: this test is Placement, the weighers and the compute's refusals.
+        enabled_filters=[],
         trace=trace,
         **options,
     )
@@ -93,6 +95,11 @@ def _agree(label: str, demand: list[dict], plan: dict, trace: list[dict], result
     hosts: dict[str, dict[str, int]] = {}
     for number, (mine, nova) in enumerate(zip(trace, result["steps"], strict=True)):
         where = f"{label}: instance {number} ({mine['flavor']}), Placement offered {nova['hosts']}"
+        # The hosts the plan saw refuse the build are the first Nova chose, and the build lands on the next.
+        assert nova["attempts"][: len(mine["refused"])] == mine["refused"], where
+        seen["refused"] += len(mine["refused"])
+        if mine["host"] is None:
+            assert len(mine["refused"]) == len(nova["attempts"]), where
         assert nova["chosen"] == mine["host"], where
         seen["steps"] += 1
         if mine["host"] is None:
@@ -116,7 +123,7 @@ def _agree(label: str, demand: list[dict], plan: dict, trace: list[dict], result
 
 def test_capacity_plan_places_as_nova_and_placement(placement_session):
     rng = random.Random(2026)
-    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0}
+    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0, "refused": 0}
     for _fleet in range(FLEETS):
         placement = placement_session.reset()
         snapshot = generated_fleet(rng)
@@ -137,13 +144,14 @@ def test_capacity_plan_places_as_nova_and_placement(placement_session):
         for (demand, options, plan, trace), result in zip(plans, results, strict=True):
             label = f"{options} {[(e['flavor']['name'], e['count']) for e in demand]}"
             _agree(label, demand, plan, trace, result, seen)
-    # The cases must have exercised the weighers: real choices, ties, and flavors that ran out.
-    assert seen["choices"] > 10 and seen["ties"] > 1 and seen["none"] > 0, seen
+    # The cases must have exercised the weighers: real choices, ties, flavors that ran out,
+    # and pinned instances that Placement offered shared hosts for through the VCPU fallback query.
+    assert seen["choices"] > 10 and seen["ties"] > 1 and seen["none"] > 0 and seen["refused"] > 0, seen
 
 
 def test_pci_weigher_keeps_general_instances_off_gpu_hosts_as_nova_does(placement_session):
     rng = random.Random(34)
-    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0}
+    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0, "refused": 0}
     totals = [{"general on GPU hosts": 0, "gpu placed": 0} for _run in range(2)]
     for _fleet in range(MIXED_FLEETS):
         placement = placement_session.reset()

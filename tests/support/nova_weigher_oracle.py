@@ -8,7 +8,8 @@ JSON cases on stdin, JSON results on stdout (``nova_venv.serve``). A case::
      "figures": {name: {num_io_ops, num_instances, failed_builds, hypervisor_version}} (0 when absent),
      "arrival": "settled" | "burst" (in a burst each instance placed adds one I/O operation to its host),
      "steps": [{"flavor": name, "queries": [...], "pcpu_fallback": bool,
-                "allocations": {...} or null (what the plan under test allocated, null: it found no host)}]}
+                "allocations": {...} or null (what the plan under test allocated, null: it found no host),
+                "refused": n (the hosts Nova chose whose nova-compute the plan says refuses the build)}]}
 
 For each step the script asks the real Placement every query (``GET /allocation_candidates``), merges
 the answers as Nova's scheduler does (the first query's candidates, then the VCPU fallback's), builds one
@@ -25,7 +26,9 @@ writes into Placement the plan's allocation when it is one of Placement's candid
 A case with ``weigh`` instead asks only Nova's weight handler for the weights of a list of hosts
 (``weigh``).
 
-Each result step: ``hosts`` (names Placement returned, fleet order), ``chosen`` (Nova's host, or null),
+Each result step: ``hosts`` (names Placement returned, fleet order), ``attempts`` (the host Nova's
+scheduler chose and its alternates, up to ``max_attempts`` 3), ``chosen`` (the one of them the build
+lands on after ``refused`` refusals, or null),
 ``tied`` (hosts of the chosen one's weight), ``plan_allocation_offered`` (the plan's allocation is one
 of Placement's candidates on the chosen host), ``status`` of the allocation write. The allocations a
 case wrote are deleted after it, so the next case starts from the fleet as loaded.
@@ -47,6 +50,7 @@ from tests.support.service_process import json_call  # noqa: E402
 # The compute node's figures a case may give per host (0 when absent); the first two grow by one with
 # each instance placed on the host (as Nova's HostState.consume_from_request counts them).
 FIGURES = ("num_io_ops", "num_instances", "failed_builds", "hypervisor_version")
+MAX_ATTEMPTS = 3  # Nova's [scheduler] max_attempts: the chosen host and two alternates
 PROJECT = "6b4a3c2e-0000-4000-8000-000000000001"
 USER = "6b4a3c2e-0000-4000-8000-000000000002"
 
@@ -153,10 +157,15 @@ def run_case(case: dict) -> dict:
             states.append(state)
         sorted_hosts = scheduler._get_sorted_hosts(spec, states, 0)
         weighed = scheduler.host_manager.get_weighed_hosts(states, spec)
-        chosen = next((h for h in sorted_hosts if h.allocation_candidates), None)
+        # The chosen host and its alternates, as many as [scheduler] max_attempts (3) allows; the plan says
+        # how many of them nova-compute refused, and the build lands on the next.
+        attempts = [h for h in sorted_hosts if h.allocation_candidates][:MAX_ATTEMPTS]
+        refused = step.get("refused", 0)
+        chosen = attempts[refused] if refused < len(attempts) and step.get("allocations") is not None else None
         result = {
             "flavor": step["flavor"],
             "hosts": [s.host for s in states],
+            "attempts": [h.host for h in attempts],
             "chosen": chosen.host if chosen else None,
             "tied": [],
             "plan_allocation_offered": None,

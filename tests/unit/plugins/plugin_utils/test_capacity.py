@@ -7,6 +7,7 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import (
     CapacityOptionError,
     capacity_plan,
+    capacity_table,
 )
 from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import MULTIPLIERS
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host, provider
@@ -23,6 +24,7 @@ KEYS = {
     "weigher",
     "weighers",
     "drawn",
+    "refused",
 }
 
 
@@ -92,6 +94,57 @@ def test_a_hosts_figure_that_is_not_a_count_is_refused_naming_the_host(key, valu
     with pytest.raises(CapacityOptionError) as caught:
         plan([{"flavor": flavor("m"), "count": 1}], fleet)
     assert message in str(caught.value)
+
+
+def pinned_fleet(shared_hosts: int) -> dict:
+    """Hosts with shared CPUs only and more free RAM (weighed first), then one host with dedicated CPUs."""
+    hosts = [sized_host(f"shared{n}", 262144) for n in range(shared_hosts)]
+    hosts.append(
+        provider(
+            "u-pinned", "pinned", None, {"VCPU": 16, "PCPU": 8, "MEMORY_MB": 65536, "DISK_GB": 1000}, ["OWNER_NOVA"]
+        )
+    )
+    return {"resource_providers": hosts}
+
+
+PINNED = flavor("p", vcpus=4, ram=4096, **{"hw:cpu_policy": "dedicated"})
+NO_NUMA_FILTER = ["ComputeFilter", "PciPassthroughFilter"]
+
+
+def test_pinned_instances_sent_through_the_vcpu_fallback_are_refused_and_built_on_an_alternate():
+    result = plan([{"flavor": PINNED, "count": 3}], pinned_fleet(2), enabled_filters=NO_NUMA_FILTER)
+    # Nova's scheduler weighs the shared hosts first (Placement offered them for the VCPU fallback query);
+    # their computes cannot pin, and the third host Nova chose builds each instance.
+    assert result["hosts"] == {"pinned": {"p": 2}}
+    assert result["placed"] == {"p": 2} and result["unplaced"] == {"p": 1}  # 8 PCPU: two instances of 4
+    # The third reaches the pinned host through the VCPU fallback query too, with its PCPU used up.
+    assert result["reasons"]["p"]["detail"].endswith(
+        "(shared0, shared1, pinned): nova-compute on shared0 refuses the build (its claim fits the NUMA topology "
+        "as NUMATopologyFilter does, which is not enabled): the flavor pins 4 CPU(s) but the host has no dedicated "
+        "CPUs (no [compute] cpu_dedicated_set; Placement returned it for the VCPU fallback query)"
+    )
+    assert result["refused"]["p"]["attempts"] == 7  # 2 per instance built, and 3 for the one not built
+    assert result["refused"]["p"]["detail"] == (
+        "nova-compute on shared0 refuses the build (its claim fits the NUMA topology as NUMATopologyFilter does, "
+        "which is not enabled): the flavor pins 4 CPU(s) but the host has no dedicated CPUs (no [compute] "
+        "cpu_dedicated_set; Placement returned it for the VCPU fallback query)"
+    )
+    assert any(line.startswith("refused by nova-compute: p: 7 build(s);") for line in capacity_table(result))
+
+
+def test_an_instance_every_chosen_host_refuses_is_not_built():
+    result = plan([{"flavor": PINNED, "count": 2}], pinned_fleet(3), enabled_filters=NO_NUMA_FILTER)
+    assert result["placed"] == {"p": 0} and result["unplaced"] == {"p": 2}
+    assert result["reasons"]["p"]["code"] == "compute_refused"
+    assert result["reasons"]["p"]["detail"].startswith(
+        "0 placed; the next was refused by nova-compute on each of the 3 host(s) Nova tried (shared0, shared1, "
+        "shared2): nova-compute on shared0 refuses the build"
+    )
+
+
+def test_with_numa_topology_filter_the_scheduler_never_sends_pinned_instances_to_shared_hosts():
+    result = plan([{"flavor": PINNED, "count": 3}], pinned_fleet(3))
+    assert result["hosts"] == {"pinned": {"p": 2}} and result["refused"] == {}
 
 
 # -- the plan --------------------------------------------------------------------------------------
