@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
-from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters, numa_claims
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
     GENERAL_CLASSES,
     FitOptionError,
@@ -291,6 +291,16 @@ class Plan:
             if "COMPUTE_MANAGED_PCI_DEVICE" in provider.traits:
                 self.pci_inventories.setdefault(provider.root, []).extend(provider.inventories.values())
         self.instances: dict[str, int] = {}  # per host, instances the plan placed there
+        # Per host with NUMA cells in its record: the cells with what the plan placed there.
+        self.cells: dict[str, list[dict]] = {}
+        for name, record in self.records.items():
+            if record.get("numa_cells") is not None:
+                try:
+                    cells = inputs.numa_cells(record["numa_cells"], f"fleet: host {name}: numa_cells")
+                except AccelError as exc:
+                    raise CapacityOptionError(str(exc)) from exc
+                self.cells[name] = numa_claims.host_cells(cells)
+        self._numa: dict[str, tuple] = {}
         self.drawn: dict[str, int] = {}  # per flavor, instances whose host was drawn among several
         # Per flavor, builds nova-compute refuses ({"attempts": n, "detail": the first refusal}), and the
         # hosts that refused the instance being placed.
@@ -366,6 +376,11 @@ class Plan:
         """Count one instance of the flavor placed on the host (its instances grow, and in a burst its I/O
         operations: the build is still running)."""
         self.instances[host] = self.instances.get(host, 0) + 1
+        wanted, pinned, emulator, _count = self.numa_of(kind)
+        if wanted is not None and host in self.cells:
+            chosen = self.claim(kind, host)
+            if chosen is not None:  # refuses() or pinnable() saw to it that it fits
+                numa_claims.consume(self.cells[host], chosen, wanted, pinned, emulator)
         self._raw.pop(self.root_of_name[host], None)
         if self.weighing.drew:
             self.drawn[kind.name] = self.drawn.get(kind.name, 0) + 1
@@ -451,31 +466,61 @@ class Plan:
                     by_root.setdefault(uuid, []).append(candidate)
         roots = sorted({self.fleet.providers[u].root for c in found for u in c["allocations"]}, key=self.position.get)
         hosts = self.filtered(kind, [names[r] for r in roots if r in names])
+
+        def via_fallback(host: str) -> bool:
+            root = self.root_of_name[host]
+            mine = (by_root[root][0]["allocations"].get(root) or {}).get("resources") or {}
+            return "VCPU" in mine and "PCPU" not in mine
+
+        hosts = self.pinnable(kind, [h for h in hosts if self.root_of_name[h] in by_root], via_fallback)
         for host in self.ranked(hosts):
             mine = by_root.get(self.root_of_name[host])
             if mine:
-                if self.refuses(kind, host, mine[0]["allocations"]):
+                if self.refuses(kind, host, via_fallback(host)):
                     if len(self.tried) >= MAX_ATTEMPTS:
                         return None
                     continue
                 self.apply(mine[0]["allocations"])
-                self._take_devices(kind, host)
                 self.landed(kind, host)
+                self._take_devices(kind, host)
                 return host, mine[0]["allocations"]
         return None
 
-    def refuses(self, kind: _Kind, host: str, allocations: Mapping) -> bool:
-        """Whether the host cannot pin the instance Placement offered it for: the NUMA fit fails (as
-        ``nova_filters.numa_topology_filter`` judges it), or a pinned instance came through the VCPU
-        fallback query to a host whose dedicated CPUs (PCPU) are all in use. With NUMATopologyFilter
-        enabled the scheduler removes such a host (it is skipped); without it the scheduler sends the
-        instance there and nova-compute's claim, which fits the NUMA topology the same way, refuses the
-        build: the refusal is counted and Nova tries the next of the ``MAX_ATTEMPTS`` hosts it chose."""
-        why = self._cannot_pin(kind, host, allocations)
+    def numa_of(self, kind: _Kind) -> tuple:
+        """(instance cells or None, pinned, emulator CPUs, pinned CPU count) of the flavor, kept."""
+        found = self._numa.get(kind.name)
+        if found is None:
+            numa = kind.req.numa or {}
+            pinned = numa.get("cpu_policy") in ("dedicated", "mixed")
+            found = self._numa[kind.name] = (
+                nova_filters._instance_cells(numa, kind.flavor),
+                pinned,
+                1 if pinned and numa.get("emulator_threads_policy") == "isolate" else 0,
+                nova_filters.pinned_cpus(numa, kind.flavor),
+            )
+        return found
+
+    def pinnable(self, kind: _Kind, hosts: list[str], via_fallback) -> list[str]:
+        """With NUMATopologyFilter enabled, the hosts it keeps on today's usage (``cannot_pin``), before
+        Nova weighs them; every host otherwise (the compute refuses, see ``refuses``)."""
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        if wanted is None and not pinned_cpus or "NUMATopologyFilter" not in self.options.enabled_filters:
+            return hosts
+        return [h for h in hosts if not self.cannot_pin(kind, h, via_fallback(h))]
+
+    def refuses(self, kind: _Kind, host: str, via_fallback: bool) -> bool:
+        """Whether nova-compute refuses to build the instance on the host the scheduler sent it to
+        (``cannot_pin``), counting the refusal. With NUMATopologyFilter enabled the scheduler never sends
+        it there (``pinnable``); without it the compute's claim, which fits the NUMA topology the same way,
+        refuses the build and Nova tries the next of the ``MAX_ATTEMPTS`` hosts it chose."""
+        if "NUMATopologyFilter" in self.options.enabled_filters:
+            return False
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        if wanted is None and not pinned_cpus:
+            return False
+        why = self.cannot_pin(kind, host, via_fallback)
         if not why:
             return False
-        if "NUMATopologyFilter" in self.options.enabled_filters:
-            return True
         self.tried.append(host)
         found = self.refused.setdefault(kind.name, {"attempts": 0, "detail": ""})
         found["attempts"] += 1
@@ -486,18 +531,58 @@ class Plan:
             )
         return True
 
-    def _cannot_pin(self, kind: _Kind, host: str, allocations: Mapping) -> str | None:
+    def claim(self, kind: _Kind, host: str) -> list[int] | None:
+        """The host cells Nova's claim gives the instance on today's usage (``numa_claims.claim``)."""
+        wanted, pinned, emulator, _count = self.numa_of(kind)
+        cells = self.cells[host]
+        ratios = None
+        if "NUMATopologyFilter" in self.options.enabled_filters:  # the filter's limits reach the claim
+            inventories = self.fleet.providers[self.root_of_name[host]].inventories
+            vcpu, memory = inventories.get("VCPU"), inventories.get("MEMORY_MB")
+            ratios = (vcpu.allocation_ratio if vcpu else 1.0, memory.allocation_ratio if memory else 1.0)
+        devices = None
+        pools = self.pools.get(host)
+        if pools:
+            devices = {}
+            for pool in pools:
+                devices[pool.get("numa_node")] = devices.get(pool.get("numa_node"), 0) + pool["count"]
+        return numa_claims.claim(
+            cells,
+            wanted,
+            pinned=pinned,
+            emulator=emulator,
+            ratios=ratios,
+            devices=devices,
+            pci_requested=bool(kind.req.pci_requests),
+        )
+
+    def cannot_pin(self, kind: _Kind, host: str, via_fallback: bool) -> str | None:
+        """Why the host cannot take the instance's NUMA topology today, or None: a pinned instance that
+        Placement offered the host for through the VCPU fallback query while the host's dedicated CPUs
+        (PCPU) are all in use; the host's NUMA cells, with what the plan placed there, holding no room for
+        the guest's cells (``numa_claims``); or, without NUMATopologyFilter, the filter's own rule."""
         req = kind.req
-        pinned = nova_filters.pinned_cpus(req.numa or {}, kind.flavor)
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
         root = self.root_of_name[host]
-        if pinned and req.pcpu_fallback:
-            mine = (allocations.get(root) or {}).get("resources") or {}
+        if pinned_cpus and req.pcpu_fallback and via_fallback:
             pcpu = self.fleet.providers[root].inventories.get("PCPU")
-            if "VCPU" in mine and "PCPU" not in mine and pcpu is not None:
+            if pcpu is not None:
                 return (
-                    f"the flavor pins {pinned} CPU(s) and the host's dedicated CPUs are all in use ({pcpu.used} "
-                    f"of {pcpu.capacity} PCPU); Placement returned it for the VCPU fallback query"
+                    f"the flavor pins {pinned_cpus} CPU(s) and the host's dedicated CPUs are all in use "
+                    f"({pcpu.used} of {pcpu.capacity} PCPU); Placement returned it for the VCPU fallback query"
                 )
+        if wanted is not None and host in self.cells and self.claim(kind, host) is None:
+            cells = self.cells[host]
+            free = ", ".join(
+                f"cell {c['id']}: {c['pcpus'] - c['pcpus_used']} dedicated CPU(s), "
+                f"{c['memory_mb'] - c['memory_used']} MB"
+                for c in cells[:8]
+            )
+            shape = ", ".join(
+                f"{w['pcpus']} pinned + {w['cpus']} shared CPU(s), {w['memory_mb']} MB" for w in wanted[:4]
+            )
+            more = f" and {len(cells) - 8} more cell(s)" if len(cells) > 8 else ""
+            return f"the host's NUMA cells no longer hold the guest's ({shape}); free: {free}{more}"
         if "NUMATopologyFilter" in self.options.enabled_filters:
             return None  # the filter kept the host on the same rule
         record = self.records.get(host) or {}
@@ -569,6 +654,11 @@ class Plan:
         names = self.root_name
         hosts = [names[r] for r in roots if r not in self.down and self.kept(kind, names[r])]
         hosts = [h for h in hosts if h not in self.down]
+
+        def via_fallback(host: str) -> bool:
+            return len(windows) > 1 and self.root_of_name[host] not in windows[0]
+
+        hosts = self.pinnable(kind, hosts, via_fallback)
         for host in self.ranked(hosts):
             root = self.root_of_name[host]
             allocations = None
@@ -584,13 +674,13 @@ class Plan:
                     break
             if allocations is None:
                 continue
-            if self.refuses(kind, host, allocations):
+            if self.refuses(kind, host, via_fallback(host)):
                 if len(self.tried) >= MAX_ATTEMPTS:
                     return None
                 continue
             self.apply(allocations)
-            self._take_devices(kind, host)
             self.landed(kind, host)
+            self._take_devices(kind, host)
             return host, allocations
         return None
 
@@ -820,6 +910,7 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         dict(plan.instances),
     )
     drawn, refused = dict(plan.drawn), {name: dict(entry) for name, entry in plan.refused.items()}
+    cells = {name: [dict(cell) for cell in host] for name, host in plan.cells.items()}
     plan.down = set(lost_hosts)
     try:
         again = []
@@ -831,7 +922,7 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
     finally:
         plan.down = set()
         plan.restore(saved, pools, instances)
-        plan.drawn, plan.refused = drawn, refused
+        plan.drawn, plan.refused, plan.cells = drawn, refused, cells
     lost = {name: n for name, n in unplaced.items() if n}
     return {"failures": failures, "survives": not lost, "lost": lost, "hosts_lost": lost_hosts}
 

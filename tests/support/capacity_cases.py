@@ -3,7 +3,8 @@
 ``generated_fleet(rng)``: 4 to 6 compute nodes of different sizes, reserved memory, CPU allocation ratios
 and usages, the first two of one model (ties for the weigher), with H100 PCI providers (as
 ``pci_in_placement`` reports them), vGPU children or nothing, PCPU on some; some hosts give the compute
-node's figures the weighers read (hypervisor version, instances, I/O operations, failed builds).
+node's figures the weighers read (hypervisor version, instances, I/O operations, failed builds), and
+NUMA cells on some hosts with PCPU.
 ``generated_demand(rng)``: 2 to 4 of general, 1- and 2-GPU, vGPU and pinned flavors with small counts.
 ``mixed_fleet(rng)``: GPU hosts and general hosts of one size, where the PCI weigher decides which hosts
 general instances take. ``generated_multipliers(rng)``: Nova's weight multipliers drawn per weigher.
@@ -59,6 +60,12 @@ def generated_fleet(rng: random.Random, pools: bool = False) -> dict:
         if n >= 2 and rng.random() < 0.6:
             usages = {"VCPU": rng.randint(1, 8), "MEMORY_MB": rng.choice([2048, 8192, 16384])}
         root = add(f"cn{n}", None, inventories, ["COMPUTE_NODE", "OWNER_NOVA"], usages)
+        if "PCPU" in inventories and rng.random() < 0.6:  # NUMA cells the pinned instances use up
+            split = rng.choice([3, 4])
+            providers[-1]["numa_cells"] = [
+                {"id": 0, "pcpus": split, "vcpus": 8, "memory_mb": memory // 2},
+                {"id": 1, "pcpus": 8 - split, "vcpus": 8, "memory_mb": memory // 2},
+            ]
         if n >= 2 and rng.random() < 0.4:  # the compute node's figures (the first two stay alike: ties)
             providers[-1]["hypervisor_version"] = rng.choice([8000000, 9002000, 10000000])
             providers[-1]["num_instances"] = rng.randint(0, 6)

@@ -147,6 +147,44 @@ def test_with_numa_topology_filter_the_scheduler_never_sends_pinned_instances_to
     assert result["hosts"] == {"pinned": {"p": 2}} and result["refused"] == {}
 
 
+def numa_host(name="n1"):
+    record = provider(
+        f"u-{name}", name, None, {"VCPU": 8, "PCPU": 8, "MEMORY_MB": 65536, "DISK_GB": 1000}, ["OWNER_NOVA"]
+    )
+    record["numa_cells"] = [
+        {"id": 0, "pcpus": 3, "vcpus": 4, "memory_mb": 32768},
+        {"id": 1, "pcpus": 5, "vcpus": 4, "memory_mb": 32768},
+    ]
+    return record
+
+
+def test_numa_cells_are_consumed_instance_by_instance_for_pinned_flavors():
+    # Placement sees 8 PCPU, room for 4 instances pinning 2; the cells hold 1 (of 3) and 2 (of 5).
+    pinned2 = flavor("p2", vcpus=2, ram=2048, **{"hw:cpu_policy": "dedicated"})
+    result = plan([{"flavor": pinned2, "count": 4}], {"resource_providers": [numa_host()]})
+    assert result["placed"] == {"p2": 3} and result["unplaced"] == {"p2": 1}
+    assert result["left"]["n1"]["PCPU"] == 2  # two dedicated CPUs Placement still offers, one per cell
+    assert result["refused"] == {}
+    # Without NUMATopologyFilter the scheduler sends the fourth there and nova-compute refuses it.
+    refused = plan(
+        [{"flavor": pinned2, "count": 4}], {"resource_providers": [numa_host()]}, enabled_filters=NO_NUMA_FILTER
+    )
+    assert refused["placed"] == {"p2": 3} and refused["reasons"]["p2"]["code"] == "compute_refused"
+    assert refused["refused"]["p2"]["detail"] == (
+        "nova-compute on n1 refuses the build (its claim fits the NUMA topology as NUMATopologyFilter does, which is "
+        "not enabled): the host's NUMA cells no longer hold the guest's (2 pinned + 0 shared CPU(s), 2048 MB); "
+        "free: cell 0: 1 dedicated CPU(s), 30720 MB, cell 1: 1 dedicated CPU(s), 28672 MB"
+    )
+
+
+def test_a_numa_cell_that_is_not_a_cell_is_refused_naming_the_host():
+    record = numa_host()
+    record["numa_cells"][1]["pcpus"] = "five"
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": PINNED, "count": 1}], {"resource_providers": [record]})
+    assert "fleet: host n1: numa_cells[1].pcpus" in str(caught.value)
+
+
 # -- the plan --------------------------------------------------------------------------------------
 def test_a_plan_has_its_keys_and_counts_add_up():
     fleet = {"resource_providers": gpu_host(1) + gpu_host(2, used_gpus=1) + cpu_host(1)}
