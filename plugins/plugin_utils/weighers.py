@@ -113,9 +113,19 @@ def raw_values(host: HostFigures) -> tuple:
 _MINIMUMS = {"pci_weight_multiplier": 0.0}
 
 
+# The largest multiplier taken (Nova's largest default is 1000000.0): products of normalised weights stay
+# finite when they are added up, so weights never become NaN.
+MAX_MULTIPLIER = 1e12
+
+
 def _multiplier(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise WeigherOptionError(f"{name} must be a finite number (Nova's [filter_scheduler] {name}), got {value!r}")
+    if abs(value) > MAX_MULTIPLIER:
+        raise WeigherOptionError(
+            f"{name} must be between -{MAX_MULTIPLIER:,.0f} and {MAX_MULTIPLIER:,.0f}, got {value!r}; a larger "
+            "multiplier decides alone, as 1000000.0 already does"
+        )
     if name in _MINIMUMS and value < _MINIMUMS[name]:
         raise WeigherOptionError(
             f"{name} must be at least {_MINIMUMS[name]} (Nova refuses a smaller [filter_scheduler] {name}), "

@@ -179,6 +179,7 @@ def test_host_subset_size_draws_among_the_best_hosts_and_says_so():
         ("spread", {"ram_weight_multiplier": "1"}, 1, "ram_weight_multiplier must be a finite number"),
         ("spread", {"ram_weight_multiplier": float("nan")}, 1, "ram_weight_multiplier must be a finite number"),
         ("spread", {"ram_weight_multiplier": True}, 1, "ram_weight_multiplier must be a finite number"),
+        ("spread", {"ram_weight_multiplier": 1e300}, 1, "ram_weight_multiplier must be between -1,000,000,000,000 and"),
         ("spread", {"pci_weight_multiplier": -1.0}, 1, "pci_weight_multiplier must be at least 0.0 (Nova refuses"),
         ("spread", {"metrics_weight_multiplier": 1.0}, 1, "unknown multiplier option(s) metrics_weight_multiplier"),
         ("spread", {}, 0, "host_subset_size must be a whole number from 1 to 100000"),
