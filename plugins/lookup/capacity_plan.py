@@ -35,7 +35,8 @@ options:
     default: as_given
   weigher:
     description:
-      - Sets multipliers at once; a multiplier option given as well wins.
+      - Sets multipliers at once; a multiplier option given as well wins, and a multiplier in the metadata of a host's
+        aggregates (O(aggregates_metadata), key named as the option) wins for that host, as in Nova.
       - V(spread) keeps Nova's default multipliers (RAM, CPU and disk 1.0, the host with the most free first).
       - V(pack) sets O(ram_weight_multiplier), O(cpu_weight_multiplier) and O(disk_weight_multiplier) to -1.0
         (the host with the least free first) and O(io_ops_weight_multiplier) to 0.0 (the I/O operations of the

@@ -51,6 +51,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import (
     HostFigures,
     WeigherOptionError,
     Weighing,
+    aggregate_multipliers,
     multipliers,
     raw_values,
 )
@@ -951,15 +952,18 @@ def capacity_plan(
     if arrival not in ARRIVALS:
         raise CapacityOptionError(f"arrival must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
     given = {name: options.pop(name) for name in list(options) if name.endswith("_weight_multiplier")}
-    try:
-        factors = multipliers(weigher, given)
-        weighing = Weighing(factors, host_subset_size, seed)
-    except WeigherOptionError as exc:
-        raise CapacityOptionError(str(exc)) from exc
     failures = _int_option("failures", failures, 0, MAX_FAILURES)
     try:
         checked = FitOptions.checked(**options)
     except FitOptionError as exc:
+        raise CapacityOptionError(str(exc)) from exc
+    try:
+        factors = multipliers(weigher, given)
+        per_host = None
+        if checked.aggregates_metadata is not None:
+            per_host = aggregate_multipliers(nova_filters.aggregate_metadata_by_host(checked.aggregates_metadata))
+        weighing = Weighing(factors, host_subset_size, seed, per_host)
+    except WeigherOptionError as exc:
         raise CapacityOptionError(str(exc)) from exc
     if not isinstance(snapshot, Mapping):
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")

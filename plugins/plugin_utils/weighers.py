@@ -151,6 +151,29 @@ def multipliers(preset: str, given: Mapping) -> dict[str, float]:
     return found
 
 
+def aggregate_multipliers(metadata_by_host: Mapping[str, Mapping[str, set]]) -> dict[str, dict[str, float]]:
+    """Per host, the multipliers its aggregates' metadata set, as Nova's ``get_weight_multiplier`` reads them:
+    the smallest value of the option's key over the host's aggregates; values that are not all numbers
+    leave the option's value (Nova logs a warning and does the same)."""
+    found: dict[str, dict[str, float]] = {}
+    for host, keys in metadata_by_host.items():
+        for option in MULTIPLIERS:
+            values = keys.get(option)
+            if not values:
+                continue
+            try:
+                value = min(float(text) for text in values)
+            except ValueError:
+                continue
+            if not math.isfinite(value) or abs(value) > MAX_MULTIPLIER:
+                raise WeigherOptionError(
+                    f"aggregates_metadata: {option} of host {host} must be a finite number between "
+                    f"-{MAX_MULTIPLIER:,.0f} and {MAX_MULTIPLIER:,.0f}, got {min(values)!r}"
+                )
+            found.setdefault(host, {})[option] = value
+    return found
+
+
 class Weighing:
     """Nova's weighing of hosts with the given multipliers and ``host_subset_size``.
 
@@ -159,7 +182,13 @@ class Weighing:
     with N > 1 a host drawn from the N best (a pseudo-random generator seeded with ``seed``, so one plan is
     repeatable), then the others in the sorted order, as ``SchedulerManager._get_sorted_hosts`` does."""
 
-    def __init__(self, factors: Mapping[str, float], host_subset_size: int = 1, seed: int = 0):
+    def __init__(
+        self,
+        factors: Mapping[str, float],
+        host_subset_size: int = 1,
+        seed: int = 0,
+        per_host: Mapping[str, Mapping[str, float]] | None = None,
+    ):
         if (
             isinstance(host_subset_size, bool)
             or not isinstance(host_subset_size, int)
@@ -174,22 +203,32 @@ class Weighing:
         self.factors = dict(factors)
         self.host_subset_size = host_subset_size
         self.random = random.Random(seed)
-        # (column, effective multiplier, minval) of each weigher whose product can differ from 0.
+        # Per host, the multipliers its aggregates set (``aggregate_multipliers``).
+        self.per_host = {host: dict(found) for host, found in (per_host or {}).items() if found}
+        overridden = {option for found in self.per_host.values() for option in found}
+        # (column, effective multiplier, minval, option when some host's aggregates set it) of each weigher
+        # whose product can differ from 0.
         self.active = [
-            (index, weigher.sign * self.factors[weigher.option], weigher.minval)
+            (
+                index,
+                weigher.sign * self.factors[weigher.option],
+                weigher.minval,
+                weigher.option if weigher.option in overridden else None,
+            )
             for index, weigher in enumerate(MODELLED)
-            if self.factors[weigher.option] != 0.0
+            if self.factors[weigher.option] != 0.0 or weigher.option in overridden
         ]
         self.drew = False  # whether the last ranking drew among more than one host
 
-    def weights(self, rows: list[tuple]) -> list[float]:
-        """Nova's weight of each host (rows of ``raw_values``, in the hosts' order)."""
+    def weights(self, rows: list[tuple], names: list[str] | None = None) -> list[float]:
+        """Nova's weight of each host (rows of ``raw_values``, in the hosts' order; ``names`` for the
+        multipliers of the hosts' aggregates)."""
         count = len(rows)
         total = [0.0] * count
         if count <= 1:
             return total
         columns = list(zip(*rows, strict=True))
-        for index, factor, minval in self.active:
+        for index, factor, minval, option in self.active:
             column = columns[index]
             if minval is None:
                 low = float(min(column))
@@ -200,6 +239,17 @@ class Weighing:
             if high == low:
                 continue  # Nova's normalize gives 0 to every host: no weight changes
             span = high - low
+            if option is not None and names is not None:
+                sign = MODELLED[index].sign
+                factors = [
+                    sign * self.per_host[name][option] if option in self.per_host.get(name, ()) else factor
+                    for name in names
+                ]
+                total = [
+                    weight + each * ((value - low) / span)
+                    for weight, each, value in zip(total, factors, column, strict=True)
+                ]
+                continue
             total = [weight + factor * ((value - low) / span) for weight, value in zip(total, column, strict=True)]
         return total
 
@@ -215,7 +265,7 @@ class Weighing:
         self.drew = False
         if not names:
             return
-        weights = self.weights(rows)
+        weights = self.weights(rows, names)
         size = self.host_subset_size
         if size == 1 or len(names) == 1:
             best = max(range(len(names)), key=weights.__getitem__)

@@ -215,7 +215,8 @@ def _configure(conf, weight_classes: list[str] | None, multipliers: dict) -> Non
 
 
 def weigh(case: dict) -> dict:
-    """Nova's weights for one list of hosts: ``{"weigh": [{"host": name, FIELD: value, ...}], "weight_classes":
+    """Nova's weights for one list of hosts: ``{"weigh": [{"host": name, FIELD: value, ..., "aggregates": [metadata
+    of each aggregate of the host]}], "weight_classes":
     [...] (Nova's default when absent), "multipliers": {option: value}}`` -> ``{"weights": [...] (the hosts'
     order), "order": [names, Nova's sorted order]}``. FIELD is a ``HostState`` attribute the weighers read."""
     import nova.conf
@@ -233,9 +234,10 @@ def weigh(case: dict) -> dict:
         state = host_manager.HostState(host["host"], host["host"], "cell1")
         state.cpu_allocation_ratio = 1.0
         for field, value in host.items():
-            if field not in ("host", "pci_free"):
+            if field not in ("host", "pci_free", "aggregates"):
                 setattr(state, field, value)
         state.pci_stats = _pci_stats(host.get("pci_free", 0))
+        state.aggregates = [objects.Aggregate(metadata=metadata) for metadata in host.get("aggregates") or ()]
         states.append(state)
     spec = objects.RequestSpec(instance_group=None, requested_destination=None)
     weighed = handler.get_weighed_objects(weighers, states, spec)

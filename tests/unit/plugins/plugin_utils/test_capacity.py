@@ -79,6 +79,21 @@ def test_the_hosts_figures_from_the_snapshot_weigh_as_novas_compute_node_reports
     assert plan(demand, fleet)["hosts"] == {"h3": {"m": 1}}
 
 
+def test_a_multiplier_in_a_hosts_aggregate_metadata_weighs_that_host_as_nova_does():
+    fleet = {"resource_providers": [sized_host("h1", 65536), sized_host("h2", 32768)]}
+    demand = [{"flavor": flavor("m", ram=1024), "count": 1}]
+    assert plan(demand, fleet)["hosts"] == {"h1": {"m": 1}}  # the most free RAM
+    packing = [{"name": "pack", "hosts": ["h1"], "metadata": {"ram_weight_multiplier": "-1.0"}}]
+    assert plan(demand, fleet, aggregates_metadata=packing)["hosts"] == {"h2": {"m": 1}}
+    # Nova takes the smallest value over the host's aggregates; a value that is no number leaves the option.
+    noise = [{"name": "x", "hosts": ["h1"], "metadata": {"ram_weight_multiplier": "lots"}}]
+    assert plan(demand, fleet, aggregates_metadata=noise)["hosts"] == {"h1": {"m": 1}}
+    huge = [{"name": "x", "hosts": ["h1"], "metadata": {"ram_weight_multiplier": "1e400"}}]
+    with pytest.raises(CapacityOptionError) as caught:
+        plan(demand, fleet, aggregates_metadata=huge)
+    assert "aggregates_metadata: ram_weight_multiplier of host h1 must be a finite number" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [

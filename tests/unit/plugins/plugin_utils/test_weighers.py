@@ -16,6 +16,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import (
     HostFigures,
     WeigherOptionError,
     Weighing,
+    aggregate_multipliers,
     multipliers,
     raw_values,
 )
@@ -126,6 +127,47 @@ def test_every_default_weigher_weighs_as_novas_own_with_random_figures_and_multi
         assert list(weighing.ranked(names, rows)) == nova["order"], (hosts, factors)
         ties += len(set(nova["weights"])) < len(hosts)
     assert ties > 10  # the cases did exercise equal weights
+
+
+def test_multipliers_from_the_hosts_aggregates_weigh_as_nova_reads_them():
+    rng = random.Random(7)
+    keys = list(MULTIPLIERS)
+    cases = []
+    for _number in range(40):
+        hosts = [_random_host(rng) for _ in range(rng.randint(2, 6))]
+        aggregates = [
+            [
+                {key: rng.choice(["2.0", "-1", "0", "0.5", "abc", "3"]) for key in rng.sample(keys, rng.randint(0, 3))}
+                for _aggregate in range(rng.randint(0, 2))
+            ]
+            for _host in hosts
+        ]
+        cases.append((hosts, aggregates, _random_multipliers(rng)))
+    asked = [
+        {
+            "weigh": [
+                dict(_host_state(f"h{i}", h), aggregates=a) for i, (h, a) in enumerate(zip(hosts, aggs, strict=True))
+            ],
+            "multipliers": factors,
+        }
+        for hosts, aggs, factors in cases
+    ]
+    novas = ask(ORACLE, asked, 120, "Nova's weight handler")
+    overridden = 0
+    for (hosts, aggs, factors), nova in zip(cases, novas, strict=True):
+        names = [f"h{i}" for i in range(len(hosts))]
+        metadata = {}
+        for name, host_aggregates in zip(names, aggs, strict=True):
+            for one in host_aggregates:
+                for key, value in one.items():
+                    metadata.setdefault(name, {}).setdefault(key, set()).add(value)
+        per_host = aggregate_multipliers(metadata)
+        overridden += bool(per_host)
+        weighing = Weighing(factors, per_host=per_host)
+        rows = [raw_values(h) for h in hosts]
+        assert weighing.weights(rows, names) == nova["weights"], (hosts, aggs, factors)
+        assert list(weighing.ranked(names, rows)) == nova["order"]
+    assert overridden > 20
 
 
 def test_pci_weigher_keeps_hosts_without_devices_first_and_stacks_on_the_fewest_free():
