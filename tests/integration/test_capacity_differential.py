@@ -60,6 +60,7 @@ def _steps(demand: list[dict], trace: list[dict]) -> list[dict]:
             "pcpu_fallback": requests[step["flavor"]].pcpu_fallback,
             "allocations": step["allocations"],
             "refused": len(step["refused"]),
+            "first": (step["refused"] or [step["host"]])[0],
         }
         for step in trace
     ]
@@ -83,6 +84,7 @@ def _plan(placement, snapshot: dict, demand: list[dict], **options) -> tuple[dic
         "placement": placement.url,
         "multipliers": {k: v for k, v in plan["weighers"].items() if k.endswith("_weight_multiplier")},
         "arrival": plan["weighers"]["arrival"],
+        "host_subset_size": plan["weighers"]["host_subset_size"],
         "roots": [[p["uuid"], p["name"]] for p in roots],
         "figures": {p["name"]: {k: p[k] for k in FIGURES if k in p} for p in roots},
         "steps": _steps(demand, trace),
@@ -95,6 +97,10 @@ def _agree(label: str, demand: list[dict], plan: dict, trace: list[dict], result
     hosts: dict[str, dict[str, int]] = {}
     for number, (mine, nova) in enumerate(zip(trace, result["steps"], strict=True)):
         where = f"{label}: instance {number} ({mine['flavor']}), Placement offered {nova['hosts']}"
+        first = (mine["refused"] or [mine["host"]])[0]
+        if first is not None and len(nova["subset"]) > 1:  # Nova draws among its best: the plan's draw is one
+            assert first in nova["subset"], where
+            seen["drawn"] += 1
         # The hosts the plan saw refuse the build are the first Nova chose, and the build lands on the next.
         assert nova["attempts"][: len(mine["refused"])] == mine["refused"], where
         seen["refused"] += len(mine["refused"])
@@ -123,7 +129,7 @@ def _agree(label: str, demand: list[dict], plan: dict, trace: list[dict], result
 
 def test_capacity_plan_places_as_nova_and_placement(placement_session):
     rng = random.Random(2026)
-    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0, "refused": 0}
+    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0, "refused": 0, "drawn": 0}
     for _fleet in range(FLEETS):
         placement = placement_session.reset()
         snapshot = generated_fleet(rng)
@@ -137,6 +143,8 @@ def test_capacity_plan_places_as_nova_and_placement(placement_session):
             }
             if index % 2:
                 options.update(generated_multipliers(rng) if index == 3 else {"weigher": "pack"})
+            if index == 2:  # Nova draws among its 3 best hosts
+                options.update(host_subset_size=3, seed=rng.randint(0, 1000))
             plan, trace, case = _plan(placement, snapshot, demand, **options)
             plans.append((demand, options, plan, trace))
             cases.append(case)
@@ -147,11 +155,12 @@ def test_capacity_plan_places_as_nova_and_placement(placement_session):
     # The cases must have exercised the weighers: real choices, ties, flavors that ran out,
     # and pinned instances that Placement offered shared hosts for through the VCPU fallback query.
     assert seen["choices"] > 10 and seen["ties"] > 1 and seen["none"] > 0 and seen["refused"] > 0, seen
+    assert seen["drawn"] > 3, seen  # and draws among the best hosts
 
 
 def test_pci_weigher_keeps_general_instances_off_gpu_hosts_as_nova_does(placement_session):
     rng = random.Random(34)
-    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0, "refused": 0}
+    seen = {"steps": 0, "ties": 0, "choices": 0, "none": 0, "refused": 0, "drawn": 0}
     totals = [{"general on GPU hosts": 0, "gpu placed": 0} for _run in range(2)]
     for _fleet in range(MIXED_FLEETS):
         placement = placement_session.reset()

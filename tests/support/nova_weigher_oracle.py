@@ -9,7 +9,8 @@ JSON cases on stdin, JSON results on stdout (``nova_venv.serve``). A case::
      "arrival": "settled" | "burst" (in a burst each instance placed adds one I/O operation to its host),
      "steps": [{"flavor": name, "queries": [...], "pcpu_fallback": bool,
                 "allocations": {...} or null (what the plan under test allocated, null: it found no host),
-                "refused": n (the hosts Nova chose whose nova-compute the plan says refuses the build)}]}
+                "refused": n (the hosts Nova chose whose nova-compute the plan says refuses the build),
+                "first": the host the plan drew first, with "host_subset_size" > 1 in the case}]}
 
 For each step the script asks the real Placement every query (``GET /allocation_candidates``), merges
 the answers as Nova's scheduler does (the first query's candidates, then the VCPU fallback's), builds one
@@ -25,6 +26,9 @@ writes into Placement the plan's allocation when it is one of Placement's candid
 
 A case with ``weigh`` instead asks only Nova's weight handler for the weights of a list of hosts
 (``weigh``).
+
+With ``host_subset_size`` N > 1 Nova draws its host among the N best at random; the script takes the
+plan's draw (``first``) when it is one of them and reports those N (``subset``).
 
 Each result step: ``hosts`` (names Placement returned, fleet order), ``attempts`` (the host Nova's
 scheduler chose and its alternates, up to ``max_attempts`` 3), ``chosen`` (the one of them the build
@@ -155,8 +159,15 @@ def run_case(case: dict) -> dict:
             state = _host_state(host_state_cls, name, root, inventories[root], summaries, counts[name])
             state.allocation_candidates = by_root[root]
             states.append(state)
-        sorted_hosts = scheduler._get_sorted_hosts(spec, states, 0)
         weighed = scheduler.host_manager.get_weighed_hosts(states, spec)
+        subset = [w.obj for w in weighed[: case.get("host_subset_size", 1)]]
+        if len(subset) > 1:
+            # Nova draws one of the best host_subset_size hosts at random; the plan's draw (its first host)
+            # must be one of them, and Nova then tries the others in the weighed order.
+            first = next((h for h in subset if h.host == step.get("first")), subset[0])
+            sorted_hosts = [first] + [w.obj for w in weighed if w.obj is not first]
+        else:
+            sorted_hosts = scheduler._get_sorted_hosts(spec, states, 0)
         # The chosen host and its alternates, as many as [scheduler] max_attempts (3) allows; the plan says
         # how many of them nova-compute refused, and the build lands on the next.
         attempts = [h for h in sorted_hosts if h.allocation_candidates][:MAX_ATTEMPTS]
@@ -166,6 +177,7 @@ def run_case(case: dict) -> dict:
             "flavor": step["flavor"],
             "hosts": [s.host for s in states],
             "attempts": [h.host for h in attempts],
+            "subset": [h.host for h in subset],
             "chosen": chosen.host if chosen else None,
             "tied": [],
             "plan_allocation_offered": None,
