@@ -8,11 +8,16 @@ instance at a time, each as nova-scheduler places one server (docs/capacity.md g
 1. Nova's queries for the flavor (``flavor.py``) are answered from the fleet with its usage so far,
    with Placement 1.39 semantics and Nova's ``limit``, and merged as Nova merges them;
 2. the hosts of the merged candidates go through the Nova filters the collection models
-   (``nova_filters.py``); with ``pci_in_placement`` off the host's PCI device pools are consumed;
-3. the weigher chooses one host: Nova's ``RAMWeigher`` (``spread``: ``ram_weight_multiplier`` 1.0, the
-   default; ``pack``: -1.0), with Nova's normalisation and its stable sort, and ``host_subset_size`` 1.
-   Hosts of equal weight keep the fleet's order (Nova's own order among them is that of a Python set);
-4. the first candidate of the merged answer on that host is allocated (the usage grows).
+   (``nova_filters.py``); with ``pci_in_placement`` off the host's PCI device pools are consumed, and the
+   hosts' NUMA cells are consumed by Nova's claim rule (``numa_claims.py``);
+3. Nova's weighers rank the hosts (``weighers.py``: every weigher of Nova's default ``weight_classes``
+   that tells hosts apart for new servers, with the multipliers of the options, the ``weigher`` preset or
+   Nova's defaults, and of the hosts' aggregates), with Nova's normalisation and its stable sort; with
+   ``host_subset_size`` N > 1 the host is drawn among the N best. Hosts of equal weight keep the fleet's
+   order (Nova's own order among them is that of a Python set);
+4. the first candidate of the merged answer on that host is allocated (the usage grows), unless
+   nova-compute cannot pin the instance there (without NUMATopologyFilter): the build is refused and
+   Nova's next host is tried, up to ``MAX_ATTEMPTS``.
 
 Asking the whole fleet for each instance costs a search over every tree. Where every candidate lies in
 one tree (no sharing provider) and the snapshot lists providers tree by tree, each query is answered
