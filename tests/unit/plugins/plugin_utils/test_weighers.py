@@ -63,7 +63,7 @@ def _host_state(name: str, figures: HostFigures) -> dict:
     return dict(dataclasses.asdict(figures), host=name)
 
 
-def test_ram_weights_are_the_ones_novas_weight_handler_computes():
+def _ram_cases():
     cases = [(values, multiplier) for multiplier in (1.0, -1.0, 2.5) for values in FREE_RAM_CASES]
     asked = [
         {
@@ -73,8 +73,12 @@ def test_ram_weights_are_the_ones_novas_weight_handler_computes():
         }
         for values, multiplier in cases
     ]
-    novas = ask(ORACLE, asked, 120, "Nova's weight handler")
-    for (values, multiplier), nova in zip(cases, novas, strict=True):
+    return cases, asked
+
+
+def test_ram_weights_are_the_ones_novas_weight_handler_computes(novas):
+    cases, _asked = _ram_cases()
+    for (values, multiplier), nova in zip(cases, novas["ram"], strict=True):
         weighing = _only_ram(multiplier)
         rows = [raw_values(_figures(v)) for v in values]
         assert weighing.weights(rows) == nova["weights"], (values, multiplier)
@@ -103,7 +107,7 @@ def _random_multipliers(rng: random.Random) -> dict:
     return found
 
 
-def test_every_default_weigher_weighs_as_novas_own_with_random_figures_and_multipliers():
+def _default_cases():
     rng = random.Random(34)
     cases = []
     for number in range(60):
@@ -116,9 +120,13 @@ def test_every_default_weigher_weighs_as_novas_own_with_random_figures_and_multi
         {"weigh": [_host_state(f"h{i}", h) for i, h in enumerate(hosts)], "multipliers": factors}
         for hosts, factors in cases
     ]
-    novas = ask(ORACLE, asked, 120, "Nova's weight handler")
+    return cases, asked
+
+
+def test_every_default_weigher_weighs_as_novas_own_with_random_figures_and_multipliers(novas):
+    cases, _asked = _default_cases()
     ties = 0
-    for (hosts, factors), nova in zip(cases, novas, strict=True):
+    for (hosts, factors), nova in zip(cases, novas["defaults"], strict=True):
         weighing = Weighing(factors)
         rows = [raw_values(h) for h in hosts]
         # Nova adds the weighers up in the order it loads them, as the plan does: the same floats.
@@ -129,7 +137,7 @@ def test_every_default_weigher_weighs_as_novas_own_with_random_figures_and_multi
     assert ties > 10  # the cases did exercise equal weights
 
 
-def test_multipliers_from_the_hosts_aggregates_weigh_as_nova_reads_them():
+def _aggregate_cases():
     rng = random.Random(7)
     keys = list(MULTIPLIERS)
     cases = []
@@ -152,9 +160,13 @@ def test_multipliers_from_the_hosts_aggregates_weigh_as_nova_reads_them():
         }
         for hosts, aggs, factors in cases
     ]
-    novas = ask(ORACLE, asked, 120, "Nova's weight handler")
+    return cases, asked
+
+
+def test_multipliers_from_the_hosts_aggregates_weigh_as_nova_reads_them(novas):
+    cases, _asked = _aggregate_cases()
     overridden = 0
-    for (hosts, aggs, factors), nova in zip(cases, novas, strict=True):
+    for (hosts, aggs, factors), nova in zip(cases, novas["aggregates"], strict=True):
         names = [f"h{i}" for i in range(len(hosts))]
         metadata = {}
         for name, host_aggregates in zip(names, aggs, strict=True):
@@ -170,10 +182,29 @@ def test_multipliers_from_the_hosts_aggregates_weigh_as_nova_reads_them():
     assert overridden > 20
 
 
-def test_pci_weigher_keeps_hosts_without_devices_first_and_stacks_on_the_fewest_free():
-    hosts = [_figures(65536, pci_free=8), _figures(65536), _figures(65536, pci_free=2)]
-    asked = [{"weigh": [_host_state(f"h{i}", h) for i, h in enumerate(hosts)], "multipliers": {}}]
-    (nova,) = ask(ORACLE, asked, 120, "Nova's weight handler")
+PCI_HOSTS = [_figures(65536, pci_free=8), _figures(65536), _figures(65536, pci_free=2)]
+
+
+def _pci_cases():
+    return PCI_HOSTS, [{"weigh": [_host_state(f"h{i}", h) for i, h in enumerate(PCI_HOSTS)], "multipliers": {}}]
+
+
+@pytest.fixture(scope="module")
+def novas() -> dict[str, list]:
+    """Nova's answers for every case of this file, from one process in the nova venv."""
+    groups = {"ram": _ram_cases, "defaults": _default_cases, "aggregates": _aggregate_cases, "pci": _pci_cases}
+    asked = {name: build()[1] for name, build in groups.items()}
+    answers = ask(ORACLE, [case for cases in asked.values() for case in cases], 120, "Nova's weight handler")
+    found, start = {}, 0
+    for name, cases in asked.items():
+        found[name] = answers[start : start + len(cases)]
+        start += len(cases)
+    return found
+
+
+def test_pci_weigher_keeps_hosts_without_devices_first_and_stacks_on_the_fewest_free(novas):
+    hosts = PCI_HOSTS
+    (nova,) = novas["pci"]
     weighing = Weighing(MULTIPLIERS)
     assert (
         list(weighing.ranked(["h0", "h1", "h2"], [raw_values(h) for h in hosts])) == nova["order"] == ["h1", "h2", "h0"]
