@@ -709,22 +709,34 @@ class Plan:
             return host in taking
         if host in self.down:
             return False
-        for view in views if kind.req.pcpu_fallback else views[:1]:
+        for index, view in enumerate(views if kind.req.pcpu_fallback else views[:1]):
             if view.count(root):
-                return self.kept(kind, host)
+                return self.kept(kind, host) and not self.cannot_build(kind, host, index > 0)
         return False
+
+    def cannot_build(self, kind: _Kind, host: str, via_fallback: bool) -> bool:
+        """Whether the host cannot pin the instance (``cannot_pin``), for flavors with a NUMA topology."""
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        return (wanted is not None or bool(pinned_cpus)) and self.cannot_pin(kind, host, via_fallback) is not None
 
     def hosts_taking(self, kind: _Kind) -> set[str]:
         """Hosts where one more instance of the flavor would be placed (no ``limit``)."""
-        found = set()
-        for request in kind.requests:
+        found: set[str] = set()
+        first: set[str] = set()  # the roots of Nova's first query (not the VCPU fallback's)
+        for index, request in enumerate(kind.requests):
             try:
                 answer = fit_answer(self.fleet, dataclasses.replace(request, limit=None), roots_only=True)
             except (RequestError, TooCombinatorial):
                 continue
             found.update(answer["roots"])
+            if index == 0:
+                first = set(answer["roots"])
         names = [self.root_name[r] for r in sorted(found, key=self.position.get) if r in self.root_name]
-        return set(self.filtered(kind, names))
+        return {
+            host
+            for host in self.filtered(kind, names)
+            if not self.cannot_build(kind, host, self.root_of_name[host] not in first)
+        }
 
 
 def _translate(kinds: list[_Kind], plan: Plan) -> None:

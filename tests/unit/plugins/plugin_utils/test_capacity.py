@@ -192,6 +192,20 @@ def test_numa_cells_are_consumed_instance_by_instance_for_pinned_flavors():
     )
 
 
+def test_gpus_beside_full_numa_cells_are_stranded():
+    records = gpu_host(1, gpus=4)
+    records[0]["inventories"]["PCPU"] = {"total": 8}
+    records[0]["numa_cells"] = [
+        {"id": 0, "pcpus": 3, "vcpus": 16, "memory_mb": 32768},
+        {"id": 1, "pcpus": 5, "vcpus": 16, "memory_mb": 32768},
+    ]
+    pinned_gpu = flavor("pg", vcpus=2, ram=4096, **{"hw:cpu_policy": "dedicated", "pci_passthrough:alias": "h100:1"})
+    result = plan([{"flavor": pinned_gpu, "count": 4}], {"resource_providers": records})
+    # Placement holds 8 PCPU and 4 GPUs, room for 4; the cells pin 1 (of 3) and 2 (of 5) instances.
+    assert result["placed"] == {"pg": 3}
+    assert result["stranded"] == {"gpu1": {"CUSTOM_NVIDIA_H100": {"free": 1, "short": [], "flavors": ["pg"]}}}
+
+
 def test_a_numa_cell_that_is_not_a_cell_is_refused_naming_the_host():
     record = numa_host()
     record["numa_cells"][1]["pcpus"] = "five"
