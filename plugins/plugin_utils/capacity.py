@@ -475,10 +475,11 @@ class Plan:
 
         def via_fallback(host: str) -> bool:
             root = self.root_of_name[host]
-            mine = (by_root[root][0]["allocations"].get(root) or {}).get("resources") or {}
+            first = by_root.get(root)
+            mine = (first[0]["allocations"].get(root) or {}).get("resources") or {} if first else {}
             return "VCPU" in mine and "PCPU" not in mine
 
-        hosts = self.pinnable(kind, [h for h in hosts if self.root_of_name[h] in by_root], via_fallback)
+        hosts = self.pinnable(kind, hosts, via_fallback)
         for host in self.ranked(hosts):
             mine = by_root.get(self.root_of_name[host])
             if mine:
