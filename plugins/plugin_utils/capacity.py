@@ -32,7 +32,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of, shown
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters, numa_claims
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
@@ -101,7 +101,7 @@ class _Kind:
 
 def _int_option(name: str, value, minimum: int, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise CapacityOptionError(f"{name} must be a whole number from {minimum} to {maximum}, got {value!r}")
+        raise CapacityOptionError(f"{name} must be a whole number from {minimum} to {maximum}, got {shown(value)}")
     return value
 
 
@@ -966,9 +966,9 @@ def capacity_plan(
     the ``weigher`` preset's value, else Nova's default). ``trace``, when a list, receives
     ``{flavor, host, allocations}`` per instance placed, in order."""
     if order not in ORDERS:
-        raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {shown(order)}")
     if arrival not in ARRIVALS:
-        raise CapacityOptionError(f"arrival must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
+        raise CapacityOptionError(f"arrival must be one of {', '.join(ARRIVALS)}, got {shown(arrival)}")
     given = {name: options.pop(name) for name in list(options) if name.endswith("_weight_multiplier")}
     failures = _int_option("failures", failures, 0, MAX_FAILURES)
     try:

@@ -24,6 +24,7 @@ import random
 from collections.abc import Iterator, Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import shown
 
 # PCIWeigher's MAX_DEVS: a host's raw value is MAX_PCI_DEVICES - min(free PCI devices, MAX_PCI_DEVICES - 1).
 MAX_PCI_DEVICES = 100
@@ -119,17 +120,24 @@ MAX_MULTIPLIER = 1e12
 
 
 def _multiplier(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise WeigherOptionError(f"{name} must be a finite number (Nova's [filter_scheduler] {name}), got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or isinstance(value, float)
+        and not math.isfinite(value)
+    ):
+        raise WeigherOptionError(
+            f"{name} must be a finite number (Nova's [filter_scheduler] {name}), got {shown(value)}"
+        )
     if abs(value) > MAX_MULTIPLIER:
         raise WeigherOptionError(
-            f"{name} must be between -{MAX_MULTIPLIER:,.0f} and {MAX_MULTIPLIER:,.0f}, got {value!r}; a larger "
+            f"{name} must be between -{MAX_MULTIPLIER:,.0f} and {MAX_MULTIPLIER:,.0f}, got {shown(value)}; a larger "
             "multiplier decides alone, as 1000000.0 already does"
         )
     if name in _MINIMUMS and value < _MINIMUMS[name]:
         raise WeigherOptionError(
             f"{name} must be at least {_MINIMUMS[name]} (Nova refuses a smaller [filter_scheduler] {name}), "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return float(value)
 
@@ -137,7 +145,7 @@ def _multiplier(name: str, value) -> float:
 def multipliers(preset: str, given: Mapping) -> dict[str, float]:
     """Every modelled multiplier: Nova's default, the preset's value, then the one given (None: not given)."""
     if preset not in PRESETS:
-        raise WeigherOptionError(f"weigher must be one of {', '.join(PRESETS)}, got {preset!r}")
+        raise WeigherOptionError(f"weigher must be one of {', '.join(PRESETS)}, got {shown(preset)}")
     found = dict(MULTIPLIERS)
     found.update(PRESETS[preset])
     unknown = sorted(set(given) - set(MULTIPLIERS))
@@ -168,7 +176,7 @@ def aggregate_multipliers(metadata_by_host: Mapping[str, Mapping[str, set]]) -> 
             if not math.isfinite(value) or abs(value) > MAX_MULTIPLIER:
                 raise WeigherOptionError(
                     f"aggregates_metadata: {option} of host {host} must be a finite number between "
-                    f"-{MAX_MULTIPLIER:,.0f} and {MAX_MULTIPLIER:,.0f}, got {min(values)!r}"
+                    f"-{MAX_MULTIPLIER:,.0f} and {MAX_MULTIPLIER:,.0f}, got {shown(min(values))}"
                 )
             found.setdefault(host, {})[option] = value
     return found
@@ -196,10 +204,10 @@ class Weighing:
         ):
             raise WeigherOptionError(
                 f"host_subset_size must be a whole number from 1 to {MAX_HOST_SUBSET_SIZE} (Nova's "
-                f"[filter_scheduler] host_subset_size, 1 by default), got {host_subset_size!r}"
+                f"[filter_scheduler] host_subset_size, 1 by default), got {shown(host_subset_size)}"
             )
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise WeigherOptionError(f"seed must be a whole number, got {seed!r}")
+            raise WeigherOptionError(f"seed must be a whole number, got {shown(seed)}")
         self.factors = dict(factors)
         self.host_subset_size = host_subset_size
         self.random = random.Random(seed)
