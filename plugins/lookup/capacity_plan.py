@@ -12,8 +12,10 @@ description:
   - Places a demand (a list of flavors with counts) on a fleet snapshot one instance at a time, each as
     nova-scheduler places one server. Nova's queries for the flavor are answered from the fleet with
     its usage so far (Placement 1.39 semantics, Nova's C(limit)), merged as Nova merges them, filtered
-    by the Nova filters the collection models, and one host is chosen by Nova's RAMWeigher; the first
-    candidate on that host is allocated before the next instance.
+    by the Nova filters the collection models, and one host is chosen by Nova's weighers (those of Nova's
+    default C(weight_classes) whose values differ between hosts for new servers, namely RAM, CPU, disk, PCI,
+    I/O operations, instances, build failures and hypervisor version), with Nova's normalisation and
+    C(host_subset_size); the first candidate on that host is allocated before the next instance.
   - Returns one dict (the lookup's one element) with what was placed and not, where, what each host has
     left, which devices are stranded and whether the demand survives losing hosts.
   - The exact rule, with Nova's tie-breaking, is in the collection's docs/capacity.md.
@@ -32,11 +34,64 @@ options:
     choices: [as_given, largest_first]
     default: as_given
   weigher:
-    description: V(spread) is Nova's default RAMWeigher (C(ram_weight_multiplier) 1.0, the host with most
-      free RAM first); V(pack) the same weigher with a multiplier of -1.0 (least free RAM first).
+    description:
+      - Sets multipliers at once; a multiplier option given as well wins, and a multiplier in the metadata of a host's
+        aggregates (O(aggregates_metadata), key named as the option) wins for that host, as in Nova.
+      - V(spread) keeps Nova's default multipliers (RAM, CPU and disk 1.0, the host with the most free first).
+      - V(pack) sets O(ram_weight_multiplier), O(cpu_weight_multiplier) and O(disk_weight_multiplier) to -1.0
+        (the host with the least free first) and O(io_ops_weight_multiplier) to 0.0 (the I/O operations of the
+        instances being built would spread them).
     type: str
     choices: [spread, pack]
     default: spread
+  ram_weight_multiplier:
+    description: Nova's C([filter_scheduler] ram_weight_multiplier) (RAMWeigher, free RAM); default 1.0, or as O(weigher) sets.
+    type: float
+  cpu_weight_multiplier:
+    description: Nova's C(cpu_weight_multiplier) (CPUWeigher, free VCPUs times the allocation ratio); default 1.0, or as O(weigher) sets.
+    type: float
+  disk_weight_multiplier:
+    description: Nova's C(disk_weight_multiplier) (DiskWeigher, free disk); default 1.0, or as O(weigher) sets.
+    type: float
+  io_ops_weight_multiplier:
+    description: Nova's C(io_ops_weight_multiplier) (IoOpsWeigher, the host's I/O operations, the host record's
+      C(num_io_ops), growing by one for each instance placed there when O(arrival=burst)); default -1.0 (the fewest
+      first), or as O(weigher) sets.
+    type: float
+  pci_weight_multiplier:
+    description: Nova's C(pci_weight_multiplier) (PCIWeigher, free PCI devices; at least 0); default 1.0 (hosts with the
+      fewest free devices first, which keeps instances without devices off hosts with devices).
+    type: float
+  num_instances_weight_multiplier:
+    description: Nova's C(num_instances_weight_multiplier) (NumInstancesWeigher, instances on the host); default 0.0 (off).
+    type: float
+  build_failure_weight_multiplier:
+    description: Nova's C(build_failure_weight_multiplier) (BuildFailureWeigher, the host record's C(failed_builds));
+      default 1000000.0.
+    type: float
+  hypervisor_version_weight_multiplier:
+    description: Nova's C(hypervisor_version_weight_multiplier) (HypervisorVersionWeigher, the host record's
+      C(hypervisor_version)); default 1.0 (the newest first).
+    type: float
+  host_subset_size:
+    description: Nova's C([filter_scheduler] host_subset_size). With more than 1, Nova picks at random among that many
+      best hosts; the plan draws with a generator seeded by O(seed) and RV(_raw[].drawn) counts the instances whose
+      host was drawn among several.
+    type: int
+    default: 1
+  arrival:
+    description:
+      - V(settled) schedules each instance after the builds before it are over, as servers created one after
+        another; V(burst) while they all still build, as in one multi-create request (each adds an I/O operation
+        to its host for IoOpsWeigher, as Nova's scheduler counts it until the compute node reports again).
+      - Instances placed count for NumInstancesWeigher either way.
+    type: str
+    choices: [settled, burst]
+    default: settled
+  seed:
+    description: The seed of the plan's draws when O(host_subset_size) is more than 1 (the same seed, the same plan).
+    type: int
+    default: 0
   failures:
     description: Hosts to lose for RV(_raw[].headroom); their instances of the demand are placed again on the
       rest of the fleet.
@@ -94,8 +149,26 @@ _raw:
       type: list
       elements: str
     weigher:
-      description: The weigher used.
+      description: The O(weigher) value used.
       type: str
+    weighers:
+      description: "Every modelled multiplier as used (Nova's default, the O(weigher) preset's or the option's),
+        C(host_subset_size) and C(arrival)."
+      type: dict
+    drawn:
+      description: "Per flavor, instances whose host was drawn at random among more than one of the
+        O(host_subset_size) best (0 with O(host_subset_size) 1). Where any is not 0, RV(_raw[].hosts),
+        RV(_raw[].left), RV(_raw[].stranded) and RV(_raw[].headroom) are one of the outcomes Nova may reach, and
+        the counts of flavors that ran short may differ too."
+      type: dict
+    refused:
+      description: "Per flavor whose builds nova-compute refuses, C({attempts, detail}): without NUMATopologyFilter
+        in O(enabled_filters) the scheduler may send an instance to a host that cannot pin it (a pinned flavor
+        offered a host without dedicated CPUs, or with them all in use, through the VCPU fallback query; a NUMA
+        topology the host's cells do not hold); the compute's claim refuses it and Nova builds on the next of the
+        3 hosts it chose (C([scheduler] max_attempts)). C(attempts) counts the refused builds, C(detail) says why
+        the first was refused. An instance all three refuse is unplaced with reason C(compute_refused)."
+      type: dict
 """
 
 from collections.abc import Mapping
@@ -104,10 +177,15 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import CapacityOptionError, capacity_plan
+from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import MULTIPLIERS
 
 _OPTIONS = (
     "order",
     "weigher",
+    *MULTIPLIERS,
+    "host_subset_size",
+    "seed",
+    "arrival",
     "failures",
     "pci_aliases",
     "pci_in_placement",

@@ -8,11 +8,16 @@ instance at a time, each as nova-scheduler places one server (docs/capacity.md g
 1. Nova's queries for the flavor (``flavor.py``) are answered from the fleet with its usage so far,
    with Placement 1.39 semantics and Nova's ``limit``, and merged as Nova merges them;
 2. the hosts of the merged candidates go through the Nova filters the collection models
-   (``nova_filters.py``); with ``pci_in_placement`` off the host's PCI device pools are consumed;
-3. the weigher chooses one host: Nova's ``RAMWeigher`` (``spread``: ``ram_weight_multiplier`` 1.0, the
-   default; ``pack``: -1.0), with Nova's normalisation and its stable sort, and ``host_subset_size`` 1.
-   Hosts of equal weight keep the fleet's order (Nova's own order among them is that of a Python set);
-4. the first candidate of the merged answer on that host is allocated (the usage grows).
+   (``nova_filters.py``); with ``pci_in_placement`` off the host's PCI device pools are consumed, and the
+   hosts' NUMA cells are consumed by Nova's claim rule (``numa_claims.py``);
+3. Nova's weighers rank the hosts (``weighers.py``: every weigher of Nova's default ``weight_classes``
+   that tells hosts apart for new servers, with the multipliers of the options, the ``weigher`` preset or
+   Nova's defaults, and of the hosts' aggregates), with Nova's normalisation and its stable sort; with
+   ``host_subset_size`` N > 1 the host is drawn among the N best. Hosts of equal weight keep the fleet's
+   order (Nova's own order among them is that of a Python set);
+4. the first candidate of the merged answer on that host is allocated (the usage grows), unless
+   nova-compute cannot pin the instance there (without NUMATopologyFilter): the build is refused and
+   Nova's next host is tried, up to ``MAX_ATTEMPTS``.
 
 Asking the whole fleet for each instance costs a search over every tree. Where every candidate lies in
 one tree (no sharing provider) and the snapshot lists providers tree by tree, each query is answered
@@ -24,12 +29,12 @@ both paths to place every instance alike on generated fleets and demands.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
-from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
+from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of, shown
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
-from ansible_collections.accel.openstack.plugins.plugin_utils import nova_filters
+from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters, numa_claims
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
     GENERAL_CLASSES,
     FitOptionError,
@@ -45,13 +50,28 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.solver.generation 
     fix_words,
     generation,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import (
+    HOST_FIGURES,
+    MULTIPLIERS,
+    HostFigures,
+    WeigherOptionError,
+    Weighing,
+    aggregate_multipliers,
+    multipliers,
+    raw_values,
+)
 
 ORDERS = ("as_given", "largest_first")
-WEIGHERS = {"spread": 1.0, "pack": -1.0}
+# settled: each instance's build is over when the next is scheduled; burst: all are still building.
+ARRIVALS = ("settled", "burst")
 # Bounds on what a demand may ask (each count, all counts together, hosts lost).
 MAX_COUNT = 100_000
 MAX_INSTANCES = 200_000
 MAX_FAILURES = 1_000
+# Nova's [scheduler] max_attempts default: the chosen host and its alternates an instance may be built on.
+MAX_ATTEMPTS = 3
+# Bound on a host's figures (instances, I/O operations, failed builds, hypervisor version, PCI pool counts).
+_LARGEST_FIGURE = (1 << 63) - 1
 
 
 class CapacityOptionError(AccelError):
@@ -81,8 +101,31 @@ class _Kind:
 
 def _int_option(name: str, value, minimum: int, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise CapacityOptionError(f"{name} must be a whole number from {minimum} to {maximum}, got {value!r}")
+        raise CapacityOptionError(f"{name} must be a whole number from {minimum} to {maximum}, got {shown(value)}")
     return value
+
+
+def _host_figures(name: str, record: Mapping) -> dict[str, int]:
+    """The compute node's figures the host record may give (``HOST_FIGURES``, 0 when absent), checked."""
+    found = {}
+    for key in HOST_FIGURES:
+        value = record.get(key, 0)
+        if value is None:
+            value = 0
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _LARGEST_FIGURE:
+            raise CapacityOptionError(
+                f"fleet: host {name}: {key} must be a whole number from 0 to {_LARGEST_FIGURE} (the compute "
+                f"node's figure; leave it out for 0), got {kind_of(value)}"
+            )
+        found[key] = value
+    for index, pool in enumerate(record.get("pci_pools") or ()):
+        count = pool.get("count") if isinstance(pool, Mapping) else None
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= _LARGEST_FIGURE:
+            raise CapacityOptionError(
+                f"fleet: host {name}: pci_pools entry {index} needs a count, a whole number from 0 to "
+                f"{_LARGEST_FIGURE} (free devices of the pool), got {kind_of(count)}"
+            )
+    return found
 
 
 def _demand(demand) -> list[_Kind]:
@@ -120,35 +163,6 @@ def _demand(demand) -> list[_Kind]:
         else:
             known.count += count
     return list(kinds.values())
-
-
-def nova_weights(free_ram: list[int], multiplier: float) -> list[float]:
-    """Nova's weights for the hosts (in order) with only RAMWeigher enabled: ``normalize`` with the weigher's
-    ``minval`` 0 and the list's maximum, times the multiplier (a single host is not weighed: 0.0)."""
-    if len(free_ram) <= 1:
-        return [0.0] * len(free_ram)
-    top = float(max(free_ram))
-    if top == 0.0:
-        return [0.0] * len(free_ram)
-    return [multiplier * (value / top) for value in free_ram]
-
-
-def ranked(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> Iterator[str]:
-    """The hosts in the order the weigher ranks them (a stable sort, descending weight). The first is found
-    without sorting (the first of the highest weight); the rest are sorted only when asked for."""
-    if not hosts:
-        return
-    weights = nova_weights([free_ram[h] for h in hosts], multiplier)
-    best = max(range(len(hosts)), key=weights.__getitem__)
-    yield hosts[best]
-    rest = sorted((i for i in range(len(hosts)) if i != best), key=weights.__getitem__, reverse=True)
-    for index in rest:
-        yield hosts[index]
-
-
-def choose(hosts: list[str], free_ram: dict[str, int], multiplier: float) -> list[str]:
-    """The hosts in the order the weigher ranks them."""
-    return list(ranked(hosts, free_ram, multiplier))
 
 
 def _names_known(fleet: Fleet, request: Request) -> bool:
@@ -240,14 +254,22 @@ class _View:
 class Plan:
     """The fleet with the usage the plan adds, and the placement of single instances on it."""
 
-    def __init__(self, snapshot: Mapping, options: FitOptions, multiplier: float, per_tree: bool = True):
+    def __init__(
+        self,
+        snapshot: Mapping,
+        options: FitOptions,
+        weighing: Weighing | None = None,
+        per_tree: bool = True,
+        arrival: str = "settled",
+    ):
         try:
             self.fleet = Fleet.from_snapshot(snapshot)
         except FleetError as exc:
             raise CapacityOptionError(f"fleet: {exc}") from exc
         self.snapshot = snapshot
         self.options = options
-        self.multiplier = multiplier
+        self.weighing = weighing or Weighing(MULTIPLIERS)
+        self.burst = arrival == "burst"
         fleet = self.fleet
         self.root_name = {p.uuid: p.name for p in fleet.roots}
         self.root_of_name = {p.name: p.uuid for p in fleet.roots}
@@ -261,6 +283,35 @@ class Plan:
             for name, record in self.records.items()
             if record.get("pci_pools") is not None
         }
+        self.figures = {name: _host_figures(name, record) for name, record in self.records.items()}
+        # The figures no instance changes: a weigher reading one value on every host weighs nothing.
+        self.weighing.drop_constant(
+            {
+                "build_failure_weight_multiplier": {f["failed_builds"] for f in self.figures.values()},
+                "hypervisor_version_weight_multiplier": {f["hypervisor_version"] for f in self.figures.values()},
+            }
+        )
+        # Per root, the inventories of its PCI devices as nova-compute reports them (pci_in_placement).
+        self.pci_inventories: dict[str, list] = {}
+        for provider in fleet.order:
+            if "COMPUTE_MANAGED_PCI_DEVICE" in provider.traits:
+                self.pci_inventories.setdefault(provider.root, []).extend(provider.inventories.values())
+        self.instances: dict[str, int] = {}  # per host, instances the plan placed there
+        # Per host with NUMA cells in its record: the cells with what the plan placed there.
+        self.cells: dict[str, list[dict]] = {}
+        for name, record in self.records.items():
+            if record.get("numa_cells") is not None:
+                try:
+                    cells = inputs.numa_cells(record["numa_cells"], f"fleet: host {name}: numa_cells")
+                except AccelError as exc:
+                    raise CapacityOptionError(str(exc)) from exc
+                self.cells[name] = numa_claims.host_cells(cells)
+        self._numa: dict[str, tuple] = {}
+        self.drawn: dict[str, int] = {}  # per flavor, instances whose host was drawn among several
+        # Per flavor, builds nova-compute refuses ({"attempts": n, "detail": the first refusal}), and the
+        # hosts that refused the instance being placed.
+        self.refused: dict[str, dict] = {}
+        self.tried: list[str] = []
         self.down: set[str] = set()
         # The per-tree path (see ``_View``): every candidate lies in one tree (no sharing provider) and the
         # snapshot lists the providers below the roots in the roots' order (tree by tree, or every root
@@ -282,30 +333,77 @@ class Plan:
         self._tree_fleets: dict[str, Fleet] = {}
         self._views: dict[str, list[_View] | None] = {}
         self._kept: dict[str, dict[str, bool]] = {}
-        self._free_ram: dict[str, int] = {}
+        self._raw: dict[str, tuple] = {}
         self._taking: dict[str, set[str]] = {}
 
     # -- state -------------------------------------------------------------------------------------
     def free_ram(self, root: str) -> int:
         """Nova's ``free_ram_mb`` of the host: MEMORY_MB total - reserved - used on the root provider."""
-        found = self._free_ram.get(root)
+        inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
+        return 0 if inv is None else inv.total - inv.reserved - inv.used
+
+    def host_figures(self, root: str) -> HostFigures:
+        """What the modelled weighers read of the host now (docs/capacity.md gives each source)."""
+        inventories = self.fleet.providers[root].inventories
+        name = self.root_name[root]
+        vcpu, pcpu, disk = inventories.get("VCPU"), inventories.get("PCPU"), inventories.get("DISK_GB")
+        pci = self.pci_inventories.get(root)
+        if pci is not None:
+            pci_free = sum(inv.free for inv in pci)
+        else:
+            pci_free = sum(pool["count"] for pool in self.pools.get(name, ()))
+        base = self.figures.get(name) or dict.fromkeys(HOST_FIGURES, 0)
+        placed = self.instances.get(name, 0)
+        return HostFigures(
+            free_ram_mb=self.free_ram(root),
+            vcpus_total=vcpu.total if vcpu else 0,
+            vcpus_used=(vcpu.used if vcpu else 0) + (pcpu.used if pcpu else 0),
+            cpu_allocation_ratio=vcpu.allocation_ratio if vcpu else 1.0,
+            free_disk_mb=(disk.total - disk.reserved - disk.used) * 1024 if disk else 0,
+            pci_free=pci_free,
+            num_io_ops=base["num_io_ops"] + (placed if self.burst else 0),
+            num_instances=base["num_instances"] + placed,
+            failed_builds=base["failed_builds"],
+            hypervisor_version=base["hypervisor_version"],
+        )
+
+    def raw(self, root: str) -> tuple:
+        """The modelled weighers' raw values for the host (kept until an instance lands there)."""
+        found = self._raw.get(root)
         if found is None:
-            inv = self.fleet.providers[root].inventories.get("MEMORY_MB")
-            found = self._free_ram[root] = 0 if inv is None else inv.total - inv.reserved - inv.used
+            found = self._raw[root] = raw_values(self.host_figures(root))
         return found
+
+    def ranked(self, hosts: list[str]):
+        """The hosts in the order Nova tries them (``Weighing.ranked``)."""
+        return self.weighing.ranked(hosts, [self.raw(self.root_of_name[h]) for h in hosts])
+
+    def landed(self, kind: _Kind, host: str) -> None:
+        """Count one instance of the flavor placed on the host (its instances grow, and in a burst its I/O
+        operations: the build is still running)."""
+        self.instances[host] = self.instances.get(host, 0) + 1
+        wanted, pinned, emulator, _count = self.numa_of(kind)
+        if wanted is not None and host in self.cells:
+            chosen = self.claim(kind, host)
+            if chosen is not None:  # refuses() or pinnable() saw to it that it fits
+                numa_claims.consume(self.cells[host], chosen, wanted, pinned, emulator)
+        self._raw.pop(self.root_of_name[host], None)
+        if self.weighing.drew:
+            self.drawn[kind.name] = self.drawn.get(kind.name, 0) + 1
 
     def usage(self) -> dict:
         return {(uuid, rc): inv.used for uuid, p in self.fleet.providers.items() for rc, inv in p.inventories.items()}
 
-    def restore(self, saved: dict, pools: dict) -> None:
+    def restore(self, saved: dict, pools: dict, instances: dict) -> None:
         for (uuid, rc), used in saved.items():
             self.fleet.providers[uuid].inventories[rc].used = used
         self.pools = pools
+        self.instances = instances
         for views in self._views.values():
             for view in views or ():
                 view.reset()
         self._kept.clear()
-        self._free_ram.clear()
+        self._raw.clear()
         self._taking.clear()
 
     def apply(self, allocations: Mapping, sign: int = 1) -> None:
@@ -323,7 +421,7 @@ class Plan:
             for root in roots:
                 kept.pop(self.root_name.get(root), None)
         for root in roots:
-            self._free_ram.pop(root, None)
+            self._raw.pop(root, None)
         self._taking.clear()
 
     # -- one instance ------------------------------------------------------------------------------
@@ -359,6 +457,7 @@ class Plan:
 
     def place(self, kind: _Kind) -> tuple[str, dict] | None:
         """Place one instance: (host name, allocations), or None when Nova finds no valid host."""
+        self.tried = []
         views = self.views(kind)
         if views is not None:
             return self._place_per_tree(kind, views)
@@ -373,14 +472,134 @@ class Plan:
                     by_root.setdefault(uuid, []).append(candidate)
         roots = sorted({self.fleet.providers[u].root for c in found for u in c["allocations"]}, key=self.position.get)
         hosts = self.filtered(kind, [names[r] for r in roots if r in names])
-        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
-        for host in ranked(hosts, free, self.multiplier):
+
+        def via_fallback(host: str) -> bool:
+            root = self.root_of_name[host]
+            first = by_root.get(root)
+            mine = (first[0]["allocations"].get(root) or {}).get("resources") or {} if first else {}
+            return "VCPU" in mine and "PCPU" not in mine
+
+        hosts = self.pinnable(kind, hosts, via_fallback)
+        for host in self.ranked(hosts):
             mine = by_root.get(self.root_of_name[host])
             if mine:
+                if self.refuses(kind, host, via_fallback(host)):
+                    if len(self.tried) >= MAX_ATTEMPTS:
+                        return None
+                    continue
                 self.apply(mine[0]["allocations"])
+                self.landed(kind, host)
                 self._take_devices(kind, host)
                 return host, mine[0]["allocations"]
         return None
+
+    def numa_of(self, kind: _Kind) -> tuple:
+        """(instance cells or None, pinned, emulator CPUs, pinned CPU count) of the flavor, kept."""
+        found = self._numa.get(kind.name)
+        if found is None:
+            numa = kind.req.numa or {}
+            pinned = numa.get("cpu_policy") in ("dedicated", "mixed")
+            found = self._numa[kind.name] = (
+                nova_filters._instance_cells(numa, kind.flavor),
+                pinned,
+                1 if pinned and numa.get("emulator_threads_policy") == "isolate" else 0,
+                nova_filters.pinned_cpus(numa, kind.flavor),
+            )
+        return found
+
+    def pinnable(self, kind: _Kind, hosts: list[str], via_fallback) -> list[str]:
+        """With NUMATopologyFilter enabled, the hosts it keeps on today's usage (``cannot_pin``), before
+        Nova weighs them; every host otherwise (the compute refuses, see ``refuses``)."""
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        if wanted is None and not pinned_cpus or "NUMATopologyFilter" not in self.options.enabled_filters:
+            return hosts
+        return [h for h in hosts if not self.cannot_pin(kind, h, via_fallback(h))]
+
+    def refuses(self, kind: _Kind, host: str, via_fallback: bool) -> bool:
+        """Whether nova-compute refuses to build the instance on the host the scheduler sent it to
+        (``cannot_pin``), counting the refusal. With NUMATopologyFilter enabled the scheduler never sends
+        it there (``pinnable``); without it the compute's claim, which fits the NUMA topology the same way,
+        refuses the build and Nova tries the next of the ``MAX_ATTEMPTS`` hosts it chose."""
+        if "NUMATopologyFilter" in self.options.enabled_filters:
+            return False
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        if wanted is None and not pinned_cpus:
+            return False
+        why = self.cannot_pin(kind, host, via_fallback)
+        if not why:
+            return False
+        self.tried.append(host)
+        found = self.refused.setdefault(kind.name, {"attempts": 0, "detail": ""})
+        found["attempts"] += 1
+        if not found["detail"]:
+            found["detail"] = (
+                f"nova-compute on {host} refuses the build (its claim fits the NUMA topology as "
+                f"NUMATopologyFilter does, which is not enabled): {why}"
+            )
+        return True
+
+    def claim(self, kind: _Kind, host: str) -> list[int] | None:
+        """The host cells Nova's claim gives the instance on today's usage (``numa_claims.claim``)."""
+        wanted, pinned, emulator, _count = self.numa_of(kind)
+        cells = self.cells[host]
+        ratios = None
+        if "NUMATopologyFilter" in self.options.enabled_filters:  # the filter's limits reach the claim
+            inventories = self.fleet.providers[self.root_of_name[host]].inventories
+            vcpu, memory = inventories.get("VCPU"), inventories.get("MEMORY_MB")
+            ratios = (vcpu.allocation_ratio if vcpu else 1.0, memory.allocation_ratio if memory else 1.0)
+        devices = None
+        pools = self.pools.get(host)
+        if pools:
+            devices = {}
+            for pool in pools:
+                devices[pool.get("numa_node")] = devices.get(pool.get("numa_node"), 0) + pool["count"]
+        return numa_claims.claim(
+            cells,
+            wanted,
+            pinned=pinned,
+            emulator=emulator,
+            ratios=ratios,
+            devices=devices,
+            pci_requested=bool(kind.req.pci_requests),
+        )
+
+    def cannot_pin(self, kind: _Kind, host: str, via_fallback: bool) -> str | None:
+        """Why the host cannot take the instance's NUMA topology today, or None: a pinned instance that
+        Placement offered the host for through the VCPU fallback query while the host's dedicated CPUs
+        (PCPU) are all in use; the host's NUMA cells, with what the plan placed there, holding no room for
+        the guest's cells (``numa_claims``); or, without NUMATopologyFilter, the filter's own rule."""
+        req = kind.req
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        root = self.root_of_name[host]
+        if pinned_cpus and req.pcpu_fallback and via_fallback:
+            pcpu = self.fleet.providers[root].inventories.get("PCPU")
+            if pcpu is not None:
+                return (
+                    f"the flavor pins {pinned_cpus} CPU(s) and the host's dedicated CPUs are all in use "
+                    f"({pcpu.used} of {pcpu.capacity} PCPU); Placement returned it for the VCPU fallback query"
+                )
+        if wanted is not None and host in self.cells and self.claim(kind, host) is None:
+            cells = self.cells[host]
+            free = ", ".join(
+                f"cell {c['id']}: {c['pcpus'] - c['pcpus_used']} dedicated CPU(s), "
+                f"{c['memory_mb'] - c['memory_used']} MB"
+                for c in cells[:8]
+            )
+            shape = ", ".join(
+                f"{w['pcpus']} pinned + {w['cpus']} shared CPU(s), {w['memory_mb']} MB" for w in wanted[:4]
+            )
+            more = f" and {len(cells) - 8} more cell(s)" if len(cells) > 8 else ""
+            return f"the host's NUMA cells no longer hold the guest's ({shape}); free: {free}{more}"
+        if "NUMATopologyFilter" in self.options.enabled_filters:
+            return None  # the filter kept the host on the same rule
+        record = self.records.get(host) or {}
+        if host in self.pools:
+            record = dict(record, pci_pools=self.pools[host])
+        flavor_policy = (req.numa or {}).get("pci_numa_affinity_policy")
+        why = nova_filters.numa_topology_filter(
+            record, req, kind.flavor, lambda request: flavor_policy or request.get("numa_policy") or "legacy"
+        )
+        return why.removeprefix("NUMATopologyFilter: ") if why else None
 
     def _take_devices(self, kind: _Kind, host: str) -> None:
         if self.options.pci_in_placement or host not in self.pools or not kind.req.pci_requests:
@@ -442,9 +661,14 @@ class Plan:
         names = self.root_name
         hosts = [names[r] for r in roots if r not in self.down and self.kept(kind, names[r])]
         hosts = [h for h in hosts if h not in self.down]
-        free = {h: self.free_ram(self.root_of_name[h]) for h in hosts}
-        for host in ranked(hosts, free, self.multiplier):
+
+        def via_fallback(host: str) -> bool:
+            return len(windows) > 1 and self.root_of_name[host] not in windows[0]
+
+        hosts = self.pinnable(kind, hosts, via_fallback)
+        for host in self.ranked(hosts):
             root = self.root_of_name[host]
+            allocations = None
             for view, window in zip(views, windows):  # noqa: B905 - windows may be the first only
                 if root not in window:
                     continue
@@ -454,9 +678,17 @@ class Plan:
                 mine = [c for c in answer["allocation_requests"] if root in c["allocations"]]
                 if mine:
                     allocations = mine[0]["allocations"]
-                    self.apply(allocations)
-                    self._take_devices(kind, host)
-                    return host, allocations
+                    break
+            if allocations is None:
+                continue
+            if self.refuses(kind, host, via_fallback(host)):
+                if len(self.tried) >= MAX_ATTEMPTS:
+                    return None
+                continue
+            self.apply(allocations)
+            self.landed(kind, host)
+            self._take_devices(kind, host)
+            return host, allocations
         return None
 
     # -- the fleet after the demand ----------------------------------------------------------------
@@ -478,22 +710,34 @@ class Plan:
             return host in taking
         if host in self.down:
             return False
-        for view in views if kind.req.pcpu_fallback else views[:1]:
+        for index, view in enumerate(views if kind.req.pcpu_fallback else views[:1]):
             if view.count(root):
-                return self.kept(kind, host)
+                return self.kept(kind, host) and not self.cannot_build(kind, host, index > 0)
         return False
+
+    def cannot_build(self, kind: _Kind, host: str, via_fallback: bool) -> bool:
+        """Whether the host cannot pin the instance (``cannot_pin``), for flavors with a NUMA topology."""
+        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        return (wanted is not None or bool(pinned_cpus)) and self.cannot_pin(kind, host, via_fallback) is not None
 
     def hosts_taking(self, kind: _Kind) -> set[str]:
         """Hosts where one more instance of the flavor would be placed (no ``limit``)."""
-        found = set()
-        for request in kind.requests:
+        found: set[str] = set()
+        first: set[str] = set()  # the roots of Nova's first query (not the VCPU fallback's)
+        for index, request in enumerate(kind.requests):
             try:
                 answer = fit_answer(self.fleet, dataclasses.replace(request, limit=None), roots_only=True)
             except (RequestError, TooCombinatorial):
                 continue
             found.update(answer["roots"])
+            if index == 0:
+                first = set(answer["roots"])
         names = [self.root_name[r] for r in sorted(found, key=self.position.get) if r in self.root_name]
-        return set(self.filtered(kind, names))
+        return {
+            host
+            for host in self.filtered(kind, names)
+            if not self.cannot_build(kind, host, self.root_of_name[host] not in first)
+        }
 
 
 def _translate(kinds: list[_Kind], plan: Plan) -> None:
@@ -571,10 +815,10 @@ def _fit_reasons(kinds: list[_Kind], placed: dict[str, int], snapshot: Mapping, 
     for kind in kinds:
         report = fit.check(kind.flavor)
         done = placed[kind.name]
-        if not done:
+        alone = report["fleet_max_instances"]
+        if not done and (kind.blocked or report["reason"] or not alone):
             kind.reason = report["reason"] or {"code": report["outcome"], "detail": report["message"]}
             continue
-        alone = report["fleet_max_instances"]
         exact = all(n < options.count_limit for n in report["max_instances"].values())
         if done < alone:
             detail = (
@@ -611,8 +855,17 @@ def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, d
                 kind.blocked = True
                 got = None
             if got is None:
+                if plan.tried and kind.name in plan.refused:
+                    kind.reason = {
+                        "code": "compute_refused",
+                        "detail": (
+                            f"{done} placed; the next was refused by nova-compute on each of the "
+                            f"{len(plan.tried)} host(s) Nova tried ({', '.join(plan.tried)}): "
+                            + plan.refused[kind.name]["detail"]
+                        ),
+                    }
                 if trace is not None:
-                    trace.append({"flavor": kind.name, "host": None, "allocations": None})
+                    trace.append({"flavor": kind.name, "host": None, "allocations": None, "refused": list(plan.tried)})
                 # Usage only grows: once Nova finds no host, no later copy of this flavor fits either.
                 unplaced[kind.name] += kind.count - done
                 break
@@ -621,7 +874,9 @@ def _run(plan: Plan, sequence: list[_Kind], trace: list | None) -> tuple[dict, d
             per_host = hosts.setdefault(host, {})
             per_host[kind.name] = per_host.get(kind.name, 0) + 1
             if trace is not None:
-                trace.append({"flavor": kind.name, "host": host, "allocations": allocations})
+                trace.append(
+                    {"flavor": kind.name, "host": host, "allocations": allocations, "refused": list(plan.tried)}
+                )
     return placed, unplaced, hosts
 
 
@@ -668,7 +923,13 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         others = [n for r, n in plan.root_name.items() if n not in hosts]
         ranked += others[: failures - len(ranked)]
     lost_hosts = ranked[:failures]
-    saved, pools = plan.usage(), {n: [dict(p) for p in ps] for n, ps in plan.pools.items()}
+    saved, pools, instances = (
+        plan.usage(),
+        {n: [dict(p) for p in ps] for n, ps in plan.pools.items()},
+        dict(plan.instances),
+    )
+    drawn, refused = dict(plan.drawn), {name: dict(entry) for name, entry in plan.refused.items()}
+    cells = {name: [dict(cell) for cell in host] for name, host in plan.cells.items()}
     plan.down = set(lost_hosts)
     try:
         again = []
@@ -679,7 +940,8 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         _placed, unplaced, _hosts = _run(plan, again, None)
     finally:
         plan.down = set()
-        plan.restore(saved, pools)
+        plan.restore(saved, pools, instances)
+        plan.drawn, plan.refused, plan.cells = drawn, refused, cells
     lost = {name: n for name, n in unplaced.items() if n}
     return {"failures": failures, "survives": not lost, "lost": lost, "hosts_lost": lost_hosts}
 
@@ -693,31 +955,51 @@ def capacity_plan(
     failures: int = 0,
     trace: list | None = None,
     per_tree: bool = True,
+    host_subset_size: int = 1,
+    seed: int = 0,
+    arrival: str = "settled",
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
 
-    ``trace``, when a list, receives ``{flavor, host, allocations}`` per instance placed, in order."""
+    ``options`` are flavor_fit's and the weighers' multipliers (``MULTIPLIERS``' names; None or absent:
+    the ``weigher`` preset's value, else Nova's default). ``trace``, when a list, receives
+    ``{flavor, host, allocations}`` per instance placed, in order."""
     if order not in ORDERS:
-        raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
-    if weigher not in WEIGHERS:
-        raise CapacityOptionError(f"weigher must be one of {', '.join(WEIGHERS)}, got {weigher!r}")
+        raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {shown(order)}")
+    if arrival not in ARRIVALS:
+        raise CapacityOptionError(f"arrival must be one of {', '.join(ARRIVALS)}, got {shown(arrival)}")
+    given = {name: options.pop(name) for name in list(options) if name.endswith("_weight_multiplier")}
     failures = _int_option("failures", failures, 0, MAX_FAILURES)
     try:
         checked = FitOptions.checked(**options)
     except FitOptionError as exc:
         raise CapacityOptionError(str(exc)) from exc
+    try:
+        factors = multipliers(weigher, given)
+        per_host = None
+        if checked.aggregates_metadata is not None:
+            per_host = aggregate_multipliers(nova_filters.aggregate_metadata_by_host(checked.aggregates_metadata))
+        weighing = Weighing(factors, host_subset_size, seed, per_host)
+    except WeigherOptionError as exc:
+        raise CapacityOptionError(str(exc)) from exc
     if not isinstance(snapshot, Mapping):
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
     kinds = _demand(demand)
     with gc_paused():
-        plan = Plan(snapshot, checked, WEIGHERS[weigher], per_tree)
+        plan = Plan(snapshot, checked, weighing, per_tree, arrival)
         if failures > len(plan.root_name):
             raise CapacityOptionError(f"failures ({failures}) is more than the fleet's {len(plan.root_name)} hosts")
         _translate(kinds, plan)
         sequence = _placement_order(kinds, order)
         placed, unplaced, hosts = _run(plan, sequence, trace)
-        short = [k for k in kinds if unplaced[k.name] and (not placed[k.name] or not k.reason)]
+        short = [
+            k
+            for k in kinds
+            if unplaced[k.name]
+            and (not placed[k.name] or not k.reason)
+            and (k.reason or {}).get("code") != "compute_refused"
+        ]
         _fit_reasons(short, placed, snapshot, checked)
         reasons = {}
         for kind in kinds:
@@ -733,6 +1015,9 @@ def capacity_plan(
             "reasons": reasons,
             "order": [k.name for k in sequence],
             "weigher": weigher,
+            "weighers": dict(factors, host_subset_size=host_subset_size, arrival=arrival),
+            "drawn": {k.name: plan.drawn.get(k.name, 0) for k in kinds},
+            "refused": {k.name: plan.refused[k.name] for k in kinds if k.name in plan.refused},
         }
     return result
 
@@ -755,6 +1040,8 @@ def capacity_table(plan: Mapping) -> list[str]:
         for rc, entry in sorted(classes.items()):
             short = ", ".join(entry.get("short") or ()) or "no class short: a trait, a per-provider limit or a filter"
             lines.append(f"stranded on {host}: {entry.get('free')} {rc} free, none usable ({short})")
+    for name, entry in sorted((plan.get("refused") or {}).items()):
+        lines.append(f"refused by nova-compute: {name}: {entry.get('attempts')} build(s); {entry.get('detail')}")
     headroom = plan["headroom"]
     if headroom.get("failures"):
         lost = ", ".join(f"{name}: {n}" for name, n in (headroom.get("lost") or {}).items())

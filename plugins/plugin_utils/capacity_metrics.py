@@ -122,6 +122,13 @@ def _plan_metrics(plan: Mapping, out: _Families) -> None:
     out.declare("accel_capacity_headroom_failures", "Hosts lost in the headroom check.")
     out.declare("accel_capacity_headroom_survives", "1 when every lost instance of the demand fits elsewhere.")
     out.declare("accel_capacity_headroom_lost_instances", "Instances that no longer fit when the hosts are lost.")
+    out.declare(
+        "accel_capacity_refused_builds", "Builds nova-compute refuses on a host the scheduler chose, per flavor."
+    )
+    out.declare(
+        "accel_capacity_drawn_instances",
+        "Instances whose host Nova draws at random among the host_subset_size best, per flavor.",
+    )
     for name, count in (plan.get("placed") or {}).items():
         out.add("accel_capacity_placed_instances", count, flavor=name)
     for name, count in (plan.get("unplaced") or {}).items():
@@ -142,8 +149,11 @@ def _plan_metrics(plan: Mapping, out: _Families) -> None:
     headroom = plan.get("headroom") or {}
     out.add("accel_capacity_headroom_failures", headroom.get("failures") or 0)
     out.add("accel_capacity_headroom_survives", bool(headroom.get("survives", True)))
+    refused, drawn = plan.get("refused") or {}, plan.get("drawn") or {}
     for name in plan.get("placed") or {}:
         out.add("accel_capacity_headroom_lost_instances", (headroom.get("lost") or {}).get(name, 0), flavor=name)
+        out.add("accel_capacity_refused_builds", (refused.get(name) or {}).get("attempts", 0), flavor=name)
+        out.add("accel_capacity_drawn_instances", drawn.get(name, 0), flavor=name)
 
 
 def capacity_metrics(report) -> str:

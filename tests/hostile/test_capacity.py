@@ -48,6 +48,33 @@ def test_hostile_demands_are_refused_before_any_work(demand, fragment):
     assert time.monotonic() - start < 1
 
 
+@pytest.mark.parametrize(
+    ("record", "options", "fragment"),
+    [
+        ({"hypervisor_version": 10**30}, {}, "host c1: hypervisor_version must be a whole number from 0 to"),
+        ({"num_io_ops": float("nan")}, {}, "host c1: num_io_ops must be a whole number"),
+        ({"failed_builds": "1; rm -rf /"}, {}, "host c1: failed_builds must be a whole number"),
+        ({"num_instances": [1]}, {}, "host c1: num_instances must be a whole number"),
+        ({"numa_cells": [{"id": 0, "pcpus": 10**9}]}, {}, "host c1: numa_cells[0].pcpus"),
+        ({"numa_cells": "0-3"}, {}, "host c1: numa_cells is"),
+        ({}, {"ram_weight_multiplier": float("inf")}, "ram_weight_multiplier must be a finite number"),
+        ({}, {"cpu_weight_multiplier": "-1"}, "cpu_weight_multiplier must be a finite number"),
+        ({}, {"host_subset_size": 10**12}, "host_subset_size must be a whole number from 1 to 100000"),
+        ({}, {"host_subset_size": 10**100000}, "got a whole number of about 100,001 digits"),
+        ({}, {"ram_weight_multiplier": 10**5000}, "ram_weight_multiplier must be between"),
+        ({}, {"failures": 10**100000}, "failures must be a whole number from 0 to 1000, got a whole number of about"),
+        ({}, {"seed": "x"}, "seed must be a whole number"),
+        ({}, {"arrival": "tomorrow"}, "arrival must be one of settled, burst"),
+        ({}, {"soft_affinity_weight_multiplier": 2.0}, "unknown multiplier option(s) soft_affinity_weight_multiplier"),
+    ],
+)
+def test_hostile_host_figures_and_weigher_options_are_refused_naming_them(record, options, fragment):
+    fleet = {"resource_providers": [dict(FLEET["resource_providers"][0], **record)]}
+    with pytest.raises(CapacityOptionError) as caught:
+        capacity_plan([{"flavor": SMALL, "count": 1}], fleet, **options)
+    assert fragment in str(caught.value)
+
+
 def test_a_huge_bad_flavor_count_costs_one_refusal_not_one_per_instance():
     demand = [{"flavor": dict(SMALL, extra_specs={"trait:CUSTOM_NOPE": "required"}), "count": 100000}]
     start = time.monotonic()

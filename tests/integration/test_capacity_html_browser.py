@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_report import capacity_html
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
+from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import MULTIPLIERS
 from tests.support.png import read_png
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, flavor, gpu_host
 
@@ -39,7 +40,9 @@ def test_chromium_renders_the_capacity_page(tmp_path):
         {"flavor": flavor("gpu", vcpus=8, ram=32768, **{"pci_passthrough:alias": "h100:1"}), "count": 1},
     ]
     options = {"pci_aliases": ALIASES, "pci_in_placement": True}
-    plan = capacity_plan(demand, fleet, failures=1, **options)
+    # RAMWeigher alone (the other multipliers 0), so the small instances spread by free RAM only.
+    ram_only = {name: 0.0 for name in MULTIPLIERS if name != "ram_weight_multiplier"}
+    plan = capacity_plan(demand, fleet, failures=1, **options, **ram_only)
     # all three colours to show: gpu1 strands its GPUs (RAM gone), gpu2 has used ones, gpu3 free ones
     assert "gpu1" in plan["stranded"] and plan["left"]["gpu3"]["CUSTOM_NVIDIA_H100"] == 4, plan
     reports = flavor_fit([d["flavor"] for d in demand], fleet, **options)

@@ -28,6 +28,7 @@ def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path
         "accel_capacity_pci_aliases": ALIASES,
         "accel_capacity_pci_in_placement": True,
         "accel_capacity_failures": 1,
+        "accel_capacity_ram_weight_multiplier": -1.0,
         "accel_capacity_demand": [
             {"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 4},
             {"flavor": flavor("small"), "count": 10},
@@ -56,6 +57,9 @@ def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path
     assert target.read_text() == text
 
     plan = json.loads((tmp_path / "capacity.json").read_text())["plan"]
+    # The multiplier given reaches the plan; those left unset keep Nova's defaults.
+    assert plan["weighers"]["ram_weight_multiplier"] == -1.0 and plan["weighers"]["cpu_weight_multiplier"] == 1.0
+    assert plan["weighers"]["host_subset_size"] == 1 and plan["drawn"] == {"gpu": 0, "small": 0}
     values = {}
     for family in text_string_to_metric_families(text):
         assert family.name.startswith("accel_")

@@ -34,3 +34,25 @@ def test_lookup_bad_option_fails_naming_it(tmp_path):
     done = run_lookup(tmp_path, "weigher='random'")
     assert done.returncode != 0
     assert "weigher" in done.stdout + done.stderr
+
+
+def test_lookup_takes_novas_multipliers_and_host_subset_size(tmp_path):
+    done = run_lookup(
+        tmp_path,
+        "pci_aliases=aliases, pci_in_placement=true, weigher='pack', ram_weight_multiplier=2, "
+        "pci_weight_multiplier=0, host_subset_size=2, seed=7",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (plan,) = json.loads(json.loads(done.stdout.split("=>", 1)[1])["msg"])
+    assert plan["weighers"]["ram_weight_multiplier"] == 2.0  # the option wins over the preset
+    assert plan["weighers"]["cpu_weight_multiplier"] == -1.0  # the preset's
+    assert plan["weighers"]["pci_weight_multiplier"] == 0.0
+    assert plan["weighers"]["hypervisor_version_weight_multiplier"] == 1.0  # Nova's default
+    assert plan["weighers"]["host_subset_size"] == 2
+    assert set(plan["drawn"]) == {"a", "b"}
+
+
+def test_lookup_refuses_a_multiplier_nova_refuses(tmp_path):
+    done = run_lookup(tmp_path, "pci_weight_multiplier=-1")
+    assert done.returncode != 0
+    assert "pci_weight_multiplier must be at least 0.0" in done.stdout + done.stderr

@@ -7,12 +7,25 @@ import pytest
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import (
     CapacityOptionError,
     capacity_plan,
-    choose,
-    nova_weights,
+    capacity_table,
 )
+from ansible_collections.accel.openstack.plugins.plugin_utils.weighers import MULTIPLIERS
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host, provider
 
-KEYS = {"placed", "unplaced", "reasons", "hosts", "left", "stranded", "headroom", "order", "weigher"}
+KEYS = {
+    "placed",
+    "unplaced",
+    "reasons",
+    "hosts",
+    "left",
+    "stranded",
+    "headroom",
+    "order",
+    "weigher",
+    "weighers",
+    "drawn",
+    "refused",
+}
 
 
 def plan(demand, fleet, **options):
@@ -33,21 +46,6 @@ def sized_host(name, memory, used=0, vcpus=64):
 
 
 # -- the weigher -----------------------------------------------------------------------------------
-def test_weights_are_novas_normalised_ram_weights():
-    assert nova_weights([1000, 500, 0], 1.0) == [1.0, 0.5, 0.0]
-    assert nova_weights([1000, 500], -1.0) == [-1.0, -0.5]
-    assert nova_weights([7], 1.0) == [0.0]  # one host is not weighed
-    assert nova_weights([0, 0], 1.0) == [0.0, 0.0]
-    # minval is 0, so with every host over-committed (negative free RAM) the order turns around, as in Nova
-    assert choose(["a", "b"], {"a": -100, "b": -400}, 1.0) == ["b", "a"]
-
-
-def test_spread_takes_most_free_ram_pack_least_and_ties_keep_fleet_order():
-    free = {"a": 100, "b": 300, "c": 300, "d": 50}
-    assert choose(list(free), free, 1.0) == ["b", "c", "a", "d"]
-    assert choose(list(free), free, -1.0) == ["d", "a", "b", "c"]
-
-
 def test_spread_alternates_and_pack_fills_one_host_first():
     fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768)]}
     demand = [{"flavor": flavor("m", ram=8192), "count": 4}]
@@ -56,6 +54,164 @@ def test_spread_alternates_and_pack_fills_one_host_first():
     packed = plan(demand, fleet, weigher="pack")
     assert packed["hosts"] == {"h1": {"m": 4}}
     assert packed["left"]["h1"]["MEMORY_MB"] == 0 and packed["left"]["h2"]["MEMORY_MB"] == 32768
+
+
+ONLY = dict.fromkeys(MULTIPLIERS, 0.0)
+
+
+def test_io_operations_grow_in_a_burst_and_not_when_builds_are_settled():
+    fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768)]}
+    demand = [{"flavor": flavor("m", ram=1024), "count": 4}]
+    io_only = dict(ONLY, io_ops_weight_multiplier=-1.0)
+    assert plan(demand, fleet, arrival="burst", **io_only)["hosts"] == {"h1": {"m": 2}, "h2": {"m": 2}}
+    assert plan(demand, fleet, arrival="settled", **io_only)["hosts"] == {"h1": {"m": 4}}  # equal weights
+    instances_only = dict(ONLY, num_instances_weight_multiplier=-1.0)
+    assert plan(demand, fleet, **instances_only)["hosts"] == {"h1": {"m": 2}, "h2": {"m": 2}}
+
+
+def test_the_hosts_figures_from_the_snapshot_weigh_as_novas_compute_node_reports_them():
+    fleet = {"resource_providers": [sized_host("h1", 32768), sized_host("h2", 32768), sized_host("h3", 32768)]}
+    fleet["resource_providers"][1]["hypervisor_version"] = 9002000  # the newest libvirt wins
+    fleet["resource_providers"][0]["failed_builds"] = 2  # a failed build weighs a million against it
+    demand = [{"flavor": flavor("m", ram=1024), "count": 1}]
+    assert plan(demand, fleet)["hosts"] == {"h2": {"m": 1}}
+    fleet["resource_providers"][1]["failed_builds"] = 3
+    assert plan(demand, fleet)["hosts"] == {"h3": {"m": 1}}
+
+
+def test_a_multiplier_in_a_hosts_aggregate_metadata_weighs_that_host_as_nova_does():
+    fleet = {"resource_providers": [sized_host("h1", 65536), sized_host("h2", 32768)]}
+    demand = [{"flavor": flavor("m", ram=1024), "count": 1}]
+    assert plan(demand, fleet)["hosts"] == {"h1": {"m": 1}}  # the most free RAM
+    packing = [{"name": "pack", "hosts": ["h1"], "metadata": {"ram_weight_multiplier": "-1.0"}}]
+    assert plan(demand, fleet, aggregates_metadata=packing)["hosts"] == {"h2": {"m": 1}}
+    # Nova takes the smallest value over the host's aggregates; a value that is no number leaves the option.
+    noise = [{"name": "x", "hosts": ["h1"], "metadata": {"ram_weight_multiplier": "lots"}}]
+    assert plan(demand, fleet, aggregates_metadata=noise)["hosts"] == {"h1": {"m": 1}}
+    huge = [{"name": "x", "hosts": ["h1"], "metadata": {"ram_weight_multiplier": "1e400"}}]
+    with pytest.raises(CapacityOptionError) as caught:
+        plan(demand, fleet, aggregates_metadata=huge)
+    assert "aggregates_metadata: ram_weight_multiplier of host h1 must be a finite number" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("hypervisor_version", "9.2", "fleet: host h1: hypervisor_version must be a whole number from 0 to"),
+        ("num_instances", -1, "fleet: host h1: num_instances must be a whole number from 0 to"),
+        ("failed_builds", True, "fleet: host h1: failed_builds must be a whole number"),
+        ("pci_pools", [{"count": "x"}], "fleet: host h1: pci_pools entry 0 needs a count"),
+    ],
+)
+def test_a_hosts_figure_that_is_not_a_count_is_refused_naming_the_host(key, value, message):
+    fleet = {"resource_providers": [sized_host("h1", 32768)]}
+    fleet["resource_providers"][0][key] = value
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": flavor("m"), "count": 1}], fleet)
+    assert message in str(caught.value)
+
+
+def pinned_fleet(shared_hosts: int) -> dict:
+    """Hosts with shared CPUs only and more free RAM (weighed first), then one host with dedicated CPUs."""
+    hosts = [sized_host(f"shared{n}", 262144) for n in range(shared_hosts)]
+    hosts.append(
+        provider(
+            "u-pinned", "pinned", None, {"VCPU": 16, "PCPU": 8, "MEMORY_MB": 65536, "DISK_GB": 1000}, ["OWNER_NOVA"]
+        )
+    )
+    return {"resource_providers": hosts}
+
+
+PINNED = flavor("p", vcpus=4, ram=4096, **{"hw:cpu_policy": "dedicated"})
+NO_NUMA_FILTER = ["ComputeFilter", "PciPassthroughFilter"]
+
+
+def test_pinned_instances_sent_through_the_vcpu_fallback_are_refused_and_built_on_an_alternate():
+    result = plan([{"flavor": PINNED, "count": 3}], pinned_fleet(2), enabled_filters=NO_NUMA_FILTER)
+    # Nova's scheduler weighs the shared hosts first (Placement offered them for the VCPU fallback query);
+    # their computes cannot pin, and the third host Nova chose builds each instance.
+    assert result["hosts"] == {"pinned": {"p": 2}}
+    assert result["placed"] == {"p": 2} and result["unplaced"] == {"p": 1}  # 8 PCPU: two instances of 4
+    # The third reaches the pinned host through the VCPU fallback query too, with its PCPU used up.
+    assert result["reasons"]["p"]["detail"].endswith(
+        "(shared0, shared1, pinned): nova-compute on shared0 refuses the build (its claim fits the NUMA topology "
+        "as NUMATopologyFilter does, which is not enabled): the flavor pins 4 CPU(s) but the host has no dedicated "
+        "CPUs (no [compute] cpu_dedicated_set; Placement returned it for the VCPU fallback query)"
+    )
+    assert result["refused"]["p"]["attempts"] == 7  # 2 per instance built, and 3 for the one not built
+    assert result["refused"]["p"]["detail"] == (
+        "nova-compute on shared0 refuses the build (its claim fits the NUMA topology as NUMATopologyFilter does, "
+        "which is not enabled): the flavor pins 4 CPU(s) but the host has no dedicated CPUs (no [compute] "
+        "cpu_dedicated_set; Placement returned it for the VCPU fallback query)"
+    )
+    assert any(line.startswith("refused by nova-compute: p: 7 build(s);") for line in capacity_table(result))
+
+
+def test_an_instance_every_chosen_host_refuses_is_not_built():
+    result = plan([{"flavor": PINNED, "count": 2}], pinned_fleet(3), enabled_filters=NO_NUMA_FILTER)
+    assert result["placed"] == {"p": 0} and result["unplaced"] == {"p": 2}
+    assert result["reasons"]["p"]["code"] == "compute_refused"
+    assert result["reasons"]["p"]["detail"].startswith(
+        "0 placed; the next was refused by nova-compute on each of the 3 host(s) Nova tried (shared0, shared1, "
+        "shared2): nova-compute on shared0 refuses the build"
+    )
+
+
+def test_with_numa_topology_filter_the_scheduler_never_sends_pinned_instances_to_shared_hosts():
+    result = plan([{"flavor": PINNED, "count": 3}], pinned_fleet(3))
+    assert result["hosts"] == {"pinned": {"p": 2}} and result["refused"] == {}
+
+
+def numa_host(name="n1"):
+    record = provider(
+        f"u-{name}", name, None, {"VCPU": 8, "PCPU": 8, "MEMORY_MB": 65536, "DISK_GB": 1000}, ["OWNER_NOVA"]
+    )
+    record["numa_cells"] = [
+        {"id": 0, "pcpus": 3, "vcpus": 4, "memory_mb": 32768},
+        {"id": 1, "pcpus": 5, "vcpus": 4, "memory_mb": 32768},
+    ]
+    return record
+
+
+def test_numa_cells_are_consumed_instance_by_instance_for_pinned_flavors():
+    # Placement sees 8 PCPU, room for 4 instances pinning 2; the cells hold 1 (of 3) and 2 (of 5).
+    pinned2 = flavor("p2", vcpus=2, ram=2048, **{"hw:cpu_policy": "dedicated"})
+    result = plan([{"flavor": pinned2, "count": 4}], {"resource_providers": [numa_host()]})
+    assert result["placed"] == {"p2": 3} and result["unplaced"] == {"p2": 1}
+    assert result["left"]["n1"]["PCPU"] == 2  # two dedicated CPUs Placement still offers, one per cell
+    assert result["refused"] == {}
+    # Without NUMATopologyFilter the scheduler sends the fourth there and nova-compute refuses it.
+    refused = plan(
+        [{"flavor": pinned2, "count": 4}], {"resource_providers": [numa_host()]}, enabled_filters=NO_NUMA_FILTER
+    )
+    assert refused["placed"] == {"p2": 3} and refused["reasons"]["p2"]["code"] == "compute_refused"
+    assert refused["refused"]["p2"]["detail"] == (
+        "nova-compute on n1 refuses the build (its claim fits the NUMA topology as NUMATopologyFilter does, which is "
+        "not enabled): the host's NUMA cells no longer hold the guest's (2 pinned + 0 shared CPU(s), 2048 MB); "
+        "free: cell 0: 1 dedicated CPU(s), 30720 MB, cell 1: 1 dedicated CPU(s), 28672 MB"
+    )
+
+
+def test_gpus_beside_full_numa_cells_are_stranded():
+    records = gpu_host(1, gpus=4)
+    records[0]["inventories"]["PCPU"] = {"total": 8}
+    records[0]["numa_cells"] = [
+        {"id": 0, "pcpus": 3, "vcpus": 16, "memory_mb": 32768},
+        {"id": 1, "pcpus": 5, "vcpus": 16, "memory_mb": 32768},
+    ]
+    pinned_gpu = flavor("pg", vcpus=2, ram=4096, **{"hw:cpu_policy": "dedicated", "pci_passthrough:alias": "h100:1"})
+    result = plan([{"flavor": pinned_gpu, "count": 4}], {"resource_providers": records})
+    # Placement holds 8 PCPU and 4 GPUs, room for 4; the cells pin 1 (of 3) and 2 (of 5) instances.
+    assert result["placed"] == {"pg": 3}
+    assert result["stranded"] == {"gpu1": {"CUSTOM_NVIDIA_H100": {"free": 1, "short": [], "flavors": ["pg"]}}}
+
+
+def test_a_numa_cell_that_is_not_a_cell_is_refused_naming_the_host():
+    record = numa_host()
+    record["numa_cells"][1]["pcpus"] = "five"
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": PINNED, "count": 1}], {"resource_providers": [record]})
+    assert "fleet: host n1: numa_cells[1].pcpus" in str(caught.value)
 
 
 # -- the plan --------------------------------------------------------------------------------------
@@ -98,6 +254,11 @@ def test_largest_first_places_the_gpu_flavor_before_small_ones_take_the_ram():
     big = {"flavor": flavor("gpu", vcpus=8, ram=32768, **{"pci_passthrough:alias": "h100:1"}), "count": 1}
     as_given = plan([small, big], fleet)
     assert as_given["placed"] == {"small": 4, "gpu": 0}
+    # It fits the fleet alone: the demand's other instances took the room, even though none was placed.
+    assert as_given["reasons"]["gpu"] == {
+        "code": "in_use",
+        "detail": "0 placed; the demand's other instances took the room for the rest (alone, the fleet takes 2)",
+    }
     assert as_given["stranded"] == {
         "gpu1": {"CUSTOM_NVIDIA_H100": {"free": 2, "short": ["MEMORY_MB"], "flavors": ["gpu"]}}
     }

@@ -70,6 +70,32 @@ def test_capacity_plan_gives_placed_free_stranded_and_headroom():
     assert list(stranded.values()) == [plan["stranded"].get("gpu1", {}).get("CUSTOM_NVIDIA_H100", {}).get("free", 0)]
     assert found[("accel_capacity_headroom_failures", ())] == 1
     assert found[("accel_capacity_headroom_survives", ())] == (1 if plan["headroom"]["survives"] else 0)
+    for name in ("small", "gpu"):
+        assert found[("accel_capacity_refused_builds", (("flavor", name),))] == 0
+        assert found[("accel_capacity_drawn_instances", (("flavor", name),))] == plan["drawn"][name] == 0
+
+
+def test_refused_builds_and_draws_are_metrics_per_flavor():
+    shared = [cpu_host(n, vcpus=64) for n in (1, 2)]
+    pinned = [
+        {
+            "uuid": "p1",
+            "name": "pinned1",
+            "inventories": {"VCPU": {"total": 8}, "PCPU": {"total": 8}, "MEMORY_MB": {"total": 32768}},
+            "traits": ["OWNER_NOVA"],
+        }
+    ]
+    fleet = {"resource_providers": shared[0] + shared[1] + pinned}
+    demand = [
+        {"flavor": flavor("p", vcpus=4, ram=1024, **{"hw:cpu_policy": "dedicated"}), "count": 2},
+        {"flavor": flavor("small", vcpus=1, ram=1024), "count": 3},
+    ]
+    plan = capacity_plan(demand, fleet, enabled_filters=["ComputeFilter"], host_subset_size=2)
+    found = samples(capacity_metrics(plan))
+    assert plan["refused"]["p"]["attempts"] > 0 and plan["drawn"]["small"] == 3
+    assert found[("accel_capacity_refused_builds", (("flavor", "p"),))] == plan["refused"]["p"]["attempts"]
+    assert found[("accel_capacity_refused_builds", (("flavor", "small"),))] == 0
+    assert found[("accel_capacity_drawn_instances", (("flavor", "small"),))] == 3
 
 
 def test_hostile_names_are_escaped_and_read_back_unchanged():
