@@ -438,3 +438,40 @@ def test_a_flavor_read_that_cannot_reach_nova_names_the_flavors(monkeypatch):
     result = run_module("nova_flavor_info", {"cloud": cloud, "names": ["gpu.h100", "t4.small"]})
     assert result.get("failed"), result
     assert "while reading the flavors 'gpu.h100', 't4.small'" in result["msg"], result["msg"]
+
+
+# -- a YAML document whose aliases expand without bound ----------------------------------------------------
+def _alias_bomb(levels: int = 9, width: int = 9) -> str:
+    lines = ["a0: &a0 [" + ", ".join(["x"] * width) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\nnode_custom_config: /k\nenable_neutron_sriov: *a" + str(levels - 1) + "\n"
+
+
+@pytest.mark.parametrize("where", ["globals.yml", "globals.d/50-extra.yml", "group_vars/all/nova.yml"])
+def test_kolla_variables_with_an_alias_bomb_are_refused_before_ansible_loads_them(tmp_path, where):
+    """Under a kilobyte of nested aliases would be expanded by include_vars to 387 million values (a load
+    that does not end); each file kolla_globals loads is counted first, on its node graph, and refused."""
+    from tests.support.ansible_runner import run_playbook
+
+    kolla = tmp_path / "kolla"
+    (kolla / "group_vars" / "all").mkdir(parents=True)
+    (kolla / "globals.d").mkdir()
+    (kolla / "globals.yml").write_text("node_custom_config: /k\n")
+    (kolla / where).write_text(_alias_bomb())
+    assert len((kolla / where).read_text()) < 1024
+    playbook = tmp_path / "read.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role: {name: accel.openstack.kolla_globals, public: true}\n"
+    )
+    extra = {
+        "accel_kolla_globals_file": str(kolla / "globals.yml"),
+        "accel_kolla_group_vars": str(kolla / "group_vars/all"),
+    }
+    started = time.monotonic()
+    report = run_playbook(str(playbook), extra_vars=extra, timeout=120)
+    assert time.monotonic() - started < 60
+    assert report["rc"] != 0
+    text = json.dumps(report)
+    assert f"{kolla / where}: its aliases expand to more than 2,000,000 values" in text, text[-3000:]
+    assert "Traceback" not in text
