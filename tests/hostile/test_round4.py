@@ -475,3 +475,22 @@ def test_kolla_variables_with_an_alias_bomb_are_refused_before_ansible_loads_the
     text = json.dumps(report)
     assert f"{kolla / where}: its aliases expand to more than 2,000,000 values" in text, text[-3000:]
     assert "Traceback" not in text
+
+
+# -- the Kolla overrides the Nova config stage reads back, read as oslo.config reads them ------------------
+def test_the_scheduler_filters_of_a_kolla_override_are_read_as_oslo_config_reads_them(tmp_path):
+    """A continuation line and an upper-case group name: oslo.config (and so nova-scheduler) reads both
+    filters under [filter_scheduler]; a file oslo.config refuses is refused by name, never half read."""
+    from ansible_collections.accel.openstack.plugins.module_utils._host.oslo_ini import OsloIniError
+    from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.files import current_filters
+
+    scheduler = tmp_path / "k" / "nova" / "nova-scheduler.conf"
+    scheduler.parent.mkdir(parents=True)
+    scheduler.write_text("[FILTER_SCHEDULER]\nenabled_filters = ComputeFilter,\n    PciPassthroughFilter\n")
+    filters = current_filters(HostRoot(str(tmp_path)), "/k", {})
+    assert {"ComputeFilter", "PciPassthroughFilter"} <= set(filters)
+    scheduler.write_text("  [filter_scheduler]\nenabled_filters = ComputeFilter\n")
+    with pytest.raises(OsloIniError) as refused:
+        current_filters(HostRoot(str(tmp_path)), "/k", {})
+    assert "/k/nova/nova-scheduler.conf" in str(refused.value) and "line 1" in str(refused.value)

@@ -100,25 +100,6 @@ def owned_keys(text: str) -> set[tuple[str, str]]:
     return set()
 
 
-def read_keys(text: str, skip: set[tuple[str, str]] | frozenset = frozenset()) -> IniConfig:
-    """Every key a file sets, values in order, a key repeated within the file accumulated (as
-    oslo.config reads one file), leaving out the ``(section, key)`` pairs in ``skip``."""
-    config: IniConfig = {}
-    section = None
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", ";")):
-            continue
-        if stripped.startswith("[") and stripped.endswith("]"):
-            section = stripped[1:-1].strip()
-            continue
-        key, sep, value = stripped.partition("=")
-        if section is None or not sep or (section, key.strip()) in skip:
-            continue
-        config.setdefault(section, {}).setdefault(key.strip(), []).append(value.strip())
-    return config
-
-
 def _header(keys: set[tuple[str, str]]) -> str:
     return OWNER_PREFIX + " " + " ".join(f"{s}.{k}" for s, k in sorted(keys))
 

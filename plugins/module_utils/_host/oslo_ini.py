@@ -167,10 +167,11 @@ def parse(text: str, path: str = "the file", template_lines: bool = False) -> In
     return _Reader(path, template_lines).read(text)
 
 
-def parse_groups(text: str, path: str = "the file") -> IniConfig:
+def parse_groups(text: str, path: str = "the file", template_lines: bool = False) -> IniConfig:
     """One file as a service reads it: ``{group: {key: [values]}}`` under the names services look groups
     up by (:func:`group_name`), sections that differ only in case being one group with their values in
-    the order of the file; :class:`OsloIniError` where oslo.config refuses the file."""
-    reader = _Reader(path)
+    the order of the file; :class:`OsloIniError` where oslo.config refuses the file (``template_lines``
+    as for :func:`parse`)."""
+    reader = _Reader(path, template_lines)
     reader.read(text)
     return reader.groups

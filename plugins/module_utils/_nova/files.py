@@ -35,7 +35,8 @@ from collections.abc import Callable, Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import FileChange
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, read_keys, update_text
+from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import owned_keys, update_text
+from ansible_collections.accel.openstack.plugins.module_utils._host.oslo_ini import parse_groups
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import InputError, host_facts, kind_of
 from ansible_collections.accel.openstack.plugins.module_utils._names.text import (
@@ -156,9 +157,18 @@ def wanted_files(
     return files
 
 
-def read_ini(text: str, skip_owned: bool = True) -> IniConfig:
-    """The keys a file sets (repeated keys accumulated), without the keys our header says we own."""
-    return read_keys(text, owned_keys(text) if skip_owned else frozenset())
+def read_ini(text: str, skip_owned: bool = True, path: str = "the file") -> IniConfig:
+    """The keys a file sets, read as oslo.config reads it (groups by the names Nova looks them up by,
+    continuation lines joined, repeated keys accumulated; a Kolla-Ansible override's Jinja statement lines
+    left out as rendering removes them), without the keys our header says we own. A file oslo.config
+    refuses is refused here too (:class:`OsloIniError`, naming ``path`` and the line)."""
+    skip = owned_keys(text) if skip_owned else frozenset()
+    config = parse_groups(text, path, template_lines=True)
+    return {
+        group: kept
+        for group, keys in config.items()
+        if (kept := {key: values for key, values in keys.items() if (group, key) not in skip})
+    }
 
 
 def _true(values: list[str] | None) -> bool:
@@ -170,8 +180,8 @@ def check_report_in_placement(changes: list[FileChange]) -> None:
     for item in changes:
         if not item.before or item.path.endswith((".yaml", ".yml")):
             continue
-        before = read_ini(item.before, skip_owned=False).get("pci", {}).get("report_in_placement")
-        after = read_ini(item.after or "", skip_owned=False).get("pci", {}).get("report_in_placement")
+        before = read_ini(item.before, skip_owned=False, path=item.path).get("pci", {}).get("report_in_placement")
+        after = read_ini(item.after or "", skip_owned=False, path=item.path).get("pci", {}).get("report_in_placement")
         if _true(before) and not _true(after):
             raise LayoutError(
                 f"{item.path} has [pci] report_in_placement = true and this run would turn it off; Nova "
@@ -245,13 +255,14 @@ def current_filters(root: HostRoot, config_dir: str, kolla_globals: dict) -> tup
     filters: tuple[str, ...] = template_filters(kolla_globals)
     for name in ("global.conf", "nova.conf"):
         text = root.read_text(_join(config_dir, name), default="") or ""
-        values = read_ini(text).get("filter_scheduler", {}).get("enabled_filters")
+        values = read_ini(text, path=_join(config_dir, name)).get("filter_scheduler", {}).get("enabled_filters")
         if values:
             filters = _split(values)
     # nova-scheduler.conf is read last and whole: whether the operator or an earlier run set the list
     # there, every filter in it stays.
-    text = root.read_text(_join(config_dir, "nova/nova-scheduler.conf"), default="") or ""
-    values = read_ini(text, skip_owned=False).get("filter_scheduler", {}).get("enabled_filters")
+    path = _join(config_dir, "nova/nova-scheduler.conf")
+    text = root.read_text(path, default="") or ""
+    values = read_ini(text, skip_owned=False, path=path).get("filter_scheduler", {}).get("enabled_filters")
     if values:
         filters += tuple(f for f in _split(values) if f not in filters)
     return filters
