@@ -154,10 +154,13 @@ molecule: venv collection
 CHECKS := sanity sanity-newest lint docs-lint unit unit-newest hostile molecule
 
 test: venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection browser
-	$(MAKE) -j2 --output-sync=target integration checks
+	@start=$$(date +%s); $(MAKE) -j2 --output-sync=target integration checks; rc=$$?; \
+	  echo "make test: $$(( $$(date +%s) - start )) s in all (exit $$rc)"; exit $$rc
 
+# The other targets one after another, each one's time said as it ends.
 checks:
-	$(MAKE) --output-sync=target $(CHECKS)
+	@for target in $(CHECKS); do start=$$(date +%s); $(MAKE) --output-sync=target $$target || exit 1; \
+	  echo "make test: $$target took $$(( $$(date +%s) - start )) s"; done
 
 build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build
