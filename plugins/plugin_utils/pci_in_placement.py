@@ -97,7 +97,8 @@ def parse_aliases(values: list[str]) -> tuple[dict[str, list[dict]], list[dict]]
                     "alias_invalid",
                     value,
                     f"[pci] alias {value} is not one JSON object with a name; Nova refuses it",
-                    'write each alias as one JSON object, e.g. {"name": "a16", "vendor_id": "10de", "product_id": "25b6"}',
+                    'write each alias as one JSON object, e.g. {"name": "a16", '
+                    '"vendor_id": "10de", "product_id": "25b6"}',
                 )
             )
             continue
@@ -132,12 +133,14 @@ def _check_host(host: Mapping, index: int) -> tuple[str, list[dict], dict, dict]
     config = host.get("config")
     if not isinstance(config, Mapping):
         raise MigrationInputError(
-            f"host {name}: config is not the deployed nova-compute config; read it with accel.openstack.nova_config_info"
+            f"host {name}: config is not the deployed nova-compute config; read it "
+            "with accel.openstack.nova_config_info"
         )
     allocated = host.get("allocated") or {}
     if not isinstance(allocated, Mapping):
         raise MigrationInputError(
-            f"host {name}: allocated is not a mapping of PCI address to instance UUID; give {{}} when no instance holds a device"
+            f"host {name}: allocated is not a mapping of PCI address to instance UUID; "
+            f"give {{}} when no instance holds a device"
         )
     return name, devices, config, dict(allocated)
 
@@ -203,7 +206,8 @@ def host_view(host: Mapping, index: int = 0) -> dict:
                     name,
                     "vf_one_time_use",
                     address,
-                    f"device_spec tags the VF {address} one_time_use; Nova allows it only on type-PCI and type-PF devices",
+                    f"device_spec tags the VF {address} one_time_use; Nova allows it only "
+                    "on type-PCI and type-PF devices",
                     f"remove one_time_use from the entry that claims {address}",
                 )
             )
@@ -217,8 +221,10 @@ def host_view(host: Mapping, index: int = 0) -> dict:
                     name,
                     "vfs_mixed_resource_class",
                     address,
-                    f"the VFs of {parent} get resource classes {known['resource_class']} ({', '.join(known['addresses'])}) "
-                    f"and {rc} ({address}); Nova refuses different classes on one PF (PlacementPciMixedResourceClassException)",
+                    f"the VFs of {parent} get resource classes {known['resource_class']} "
+                    f"({', '.join(known['addresses'])}) "
+                    f"and {rc} ({address}); Nova refuses different classes on one PF "
+                    "(PlacementPciMixedResourceClassException)",
                     f"give every VF of {parent} the same resource_class in the device policy",
                 )
             )
@@ -257,7 +263,8 @@ def _alias_problems(aliases: dict[str, list[dict]], views: list[dict]) -> list[d
                     alias,
                     f"alias {alias} is defined {len(specs)} times; with pci_in_placement Nova refuses an alias with "
                     "several specs ('The PCI alias(es) have multiple specs')",
-                    f"keep one [pci] alias named {alias}; give the devices it covers one resource_class in the device policy",
+                    f"keep one [pci] alias named {alias}; give the devices it covers one "
+                    "resource_class in the device policy",
                 )
             )
             continue
@@ -270,7 +277,8 @@ def _alias_problems(aliases: dict[str, list[dict]], views: list[dict]) -> list[d
                     "alias_without_resource_class",
                     alias,
                     f"alias {alias} has neither vendor_id and product_id nor resource_class; Nova refuses it with "
-                    "pci_in_placement ('does not have vendor_id and product_id fields set or resource_class field set')",
+                    "pci_in_placement ('does not have vendor_id and product_id fields set "
+                    "or resource_class field set')",
                     f"give alias {alias} its vendor_id and product_id, or the resource_class of its devices",
                 )
             )
@@ -285,14 +293,20 @@ def _alias_problems(aliases: dict[str, list[dict]], views: list[dict]) -> list[d
                 f"alias {alias} asks for traits {', '.join(sorted(wanted))}, but no device of resource class {rc} "
                 f"(on {', '.join(same_class)}) has {', '.join(missing)}; its flavors would find no host"
             )
-            fix = f"give the devices of alias {alias} the traits {', '.join(sorted(wanted))} in the device policy, or drop them from the alias"
+            fix = (
+                f"give the devices of alias {alias} the traits {', '.join(sorted(wanted))} in the "
+                "device policy, or drop them from the alias"
+            )
         else:
             classes = sorted({klass for _host, klass, _have in offered})
             message = (
                 f"alias {alias} asks Placement for resource class {rc}, which no device_spec of any compute host gives "
                 f"(they give {', '.join(classes) if classes else 'none'}); its flavors would find no host"
             )
-            fix = f"give the alias and the device_spec of its devices the same resource_class ({rc} or one of those listed)"
+            fix = (
+                "give the alias and the device_spec of its devices the same "
+                f"resource_class ({rc} or one of those listed)"
+            )
         problems.append(_problem(None, "alias_unmatched", alias, message, fix))
     return problems
 
@@ -330,7 +344,8 @@ def _healing(view: dict, allocated: dict, roots: dict, allocations: Mapping, fle
                     name,
                     "allocated_unclaimed",
                     address,
-                    f"instance {instance} holds {address}, which the deployed device_spec of {name} does not claim; Nova "
+                    f"instance {instance} holds {address}, which the deployed device_spec "
+                    f"of {name} does not claim; Nova "
                     "keeps such a device out of Placement's view with a warning",
                     f"restore the device_spec entry for {address}, or move instance {instance} off the device first",
                 )
@@ -348,7 +363,8 @@ def _healing(view: dict, allocated: dict, roots: dict, allocations: Mapping, fle
                     name,
                     "allocation_missing",
                     instance,
-                    f"instance {instance} holds a device on {name} but has no allocation on its compute node provider in "
+                    f"instance {instance} holds a device on {name} but has no allocation "
+                    "on its compute node provider in "
                     "Placement; nova-compute heals only an instance Placement already knows, so its device would stay "
                     "unaccounted",
                     "heal the instance's allocation first: " + HEAL_FIX.format(instance),
@@ -383,7 +399,7 @@ def precheck(hosts: list, aliases: list | None = None, fleet: Mapping | None = N
     problems += _alias_problems(parsed, views)
     roots, allocations = _allocation_roots(fleet)
     healing = []
-    for index, (host, view) in enumerate(zip(hosts, views)):
+    for index, (host, view) in enumerate(zip(hosts, views, strict=True)):
         found, healed = _healing(view, _check_host(host, index)[3], roots, allocations, fleet is not None)
         problems += found
         healing += healed
@@ -467,8 +483,10 @@ def reporting(hosts: list, fleet: Mapping) -> dict:
             bad.append(
                 {
                     "host": name,
-                    "why": f"Placement shows no PCI provider under {hypervisor} yet (nova-compute has not reported with "
-                    "report_in_placement)",
+                    "why": (
+                        f"Placement shows no PCI provider under {hypervisor} yet "
+                        "(nova-compute has not reported with report_in_placement)"
+                    ),
                 }
             )
             continue
