@@ -492,3 +492,41 @@ def reporting(hosts: list, fleet: Mapping) -> dict:
             continue
         good.append(name)
     return {"reporting": good, "not_reporting": bad}
+
+
+def hosts_to_read(compute: list, control: list, control_services: tuple = ("api", "scheduler")) -> list[dict]:
+    """``[{name, services}]`` for nova_config_info: the compute hosts with ``compute``, the control hosts with
+    ``control_services``, a host in both with both (in the order given)."""
+    found: dict[str, list[str]] = {}
+    for name in compute or []:
+        found.setdefault(str(name), []).append("compute")
+    for name in control or []:
+        services = found.setdefault(str(name), [])
+        services.extend(s for s in control_services if s not in services)
+    return [{"name": name, "services": services} for name, services in found.items()]
+
+
+def service_aliases(deployed_config: Mapping, services: tuple = ("api", "scheduler")) -> list[str]:
+    """The ``[pci] alias`` values of the given services of every host of a nova_config_info ``deployed``, once each."""
+    found: list[str] = []
+    for host in sorted(deployed_config or {}):
+        for service in services:
+            for value in deployed.values(((deployed_config[host] or {}).get(service)) or {}, "pci", "alias"):
+                if value not in found:
+                    found.append(value)
+    return found
+
+
+SCHEDULER_SERVICES = ("api", "scheduler", "conductor", "super-conductor")
+
+
+def scheduler_off(deployed_config: Mapping) -> list[str]:
+    """``host nova-<service>`` for every nova-api, nova-scheduler and conductor of a nova_config_info ``deployed``
+    whose ``[filter_scheduler] pci_in_placement`` is not true, sorted."""
+    found = []
+    for host in sorted(deployed_config or {}):
+        for service in SCHEDULER_SERVICES:
+            config = (deployed_config[host] or {}).get(service)
+            if config is not None and not deployed.is_true(config, "filter_scheduler", "pci_in_placement"):
+                found.append(f"{host} nova-{service}")
+    return found
