@@ -2,17 +2,18 @@
 playing nova-compute against the real Placement.
 
 Two compute hosts (configured-t4: one T4 each) in the nova.conf.d layout, each under its own root; t4-01 also runs
-nova-api, nova-scheduler and nova-conductor (the nova.conf.d layout renders control services on compute hosts). Before the move, nova-compute (tests/support/nova_compute.py, Nova's
-``_update_to_placement``) reported both hosts without report_in_placement, and three instances hold allocations as
-a cloud without PCI-in-Placement has them (VCPU and MEMORY_MB only): one on each host holding its T4, and one on
-t4-01 without a device. While the playbook runs, a watcher restarts "nova-compute" (one more periodic update with
-Nova's code) on each host whose nova.conf.d file the playbook turned report_in_placement on in, with that file.
+nova-api, nova-scheduler and nova-conductor (the nova.conf.d layout renders control services on compute hosts).
+Before the move, nova-compute (tests/support/nova_compute.py, Nova's ``_update_to_placement``) reported both hosts
+without report_in_placement, and three instances hold allocations as a cloud without PCI-in-Placement has them
+(VCPU and MEMORY_MB only): one on each host holding its T4, and one on t4-01 without a device. While the playbook
+runs, a watcher restarts "nova-compute" (one more periodic update with Nova's code) on each host whose nova.conf.d
+file the playbook changed while report_in_placement is on in it, with that file.
 
-Run 1, limited to t4-01: t4-01 reports and its instance is healed by Nova's code; the
-scheduler step is refused because t4-02 does not report, and pci_in_placement stays off.
-Run 2, the whole cloud: t4-02 reports and is healed, the scheduler step turns pci_in_placement on and verifies it.
-After it, every instance keeps its VCPU and MEMORY_MB and the two with a T4 hold CUSTOM_NVIDIA_T4 on their host's
-PCI provider. A check-mode run before both writes nothing anywhere.
+A check-mode run writes nothing anywhere, and a run without the confirmation refuses before writing. Run 1, limited
+to t4-01: t4-01 reports and its instance is healed by Nova's code; the scheduler step is refused because t4-02 does
+not report, and pci_in_placement stays off. Run 2, the whole cloud: t4-02 reports and is healed, the scheduler step
+turns pci_in_placement on and verifies it. After it, every instance keeps its VCPU and MEMORY_MB and the two with a
+T4 hold CUSTOM_NVIDIA_T4 on their host's PCI provider.
 """
 
 from __future__ import annotations
