@@ -19,7 +19,9 @@ T4 hold CUSTOM_NVIDIA_T4 on their host's PCI provider.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -54,6 +56,46 @@ INSTANCES = {  # instance -> (host, device it holds or None)
 }
 CONF_D = os.path.join("etc", "nova", "nova.conf.d", "50-accel-openstack.conf")
 PROJECT = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+
+DOC = os.path.join(REPO, "docs", "pci-in-placement.md")
+SAMPLE = re.compile(
+    r"(<!-- sample output: a run of tests/integration/test_pci_in_placement.py -->\n```text\n)(.*?)(```)", re.S
+)
+COMMAND = "$ ansible-playbook -i hosts.yml playbooks/pci_in_placement.yml -e accel_pci_in_placement_confirm=true"
+SHOWN_TASKS = (
+    "Say which allocations nova-compute will heal",
+    "Say what cannot be undone",
+    "Say what the wait needs",
+    "Say how far it is",
+    "Refuse to go on while Placement does not show the host's PCI providers and healed allocations",
+    "Refuse the scheduler step while a compute host does not report",
+    "Verify that nova-api, nova-scheduler and every conductor read pci_in_placement",
+)
+
+
+def transcript(stdout: str) -> list[str]:
+    """The messages of the move's own tasks in a run's output (the default callback), one line each."""
+    lines, task, host = [], "", None
+    for line in stdout.splitlines():
+        header = re.match(r"^TASK \[(?:[\w.]+ : )?(.*)\] \**$", line)
+        if header:
+            task = header.group(1)
+            continue
+        if task not in SHOWN_TASKS:
+            continue
+        started = re.match(r"^(?:ok|fatal): \[([\w.-]+)(?: -> [\w.-]+)?\]", line)
+        if started:
+            host = started.group(1)
+        message = re.match(r'^\s*"msg": (".*"),?$', line)
+        if message and host:
+            lines.append(f"[{host}] {json.loads(message.group(1))}")
+    return lines
+
+
+def masked(text: str) -> str:
+    """Elapsed seconds differ from run to run."""
+    return re.sub(r"\b\d+ s of ", "N s of ", text)
 
 
 def allocated(host: str) -> dict:
@@ -301,3 +343,15 @@ def test_the_move_is_staged_refused_early_and_healed_by_nova(cloud, reshaping_pl
         "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a53": {"t4-01": {"VCPU": 4, "MEMORY_MB": 8192}},
     }
     print(f"run 1: {first_s:.1f} s, run 2: {second_s:.1f} s")
+
+    # The doc's sample is these two runs' messages (ACCEL_WRITE_DOCS=1 writes them).
+    sample = "\n".join(
+        [COMMAND + " --limit t4-01"] + transcript(first.stdout) + ["", COMMAND] + transcript(second.stdout)
+    )
+    with open(DOC) as handle:
+        doc = handle.read()
+    if os.environ.get("ACCEL_WRITE_DOCS") == "1":
+        with open(DOC, "w") as handle:
+            handle.write(SAMPLE.sub(lambda m: m.group(1) + sample + "\n" + m.group(3), doc))
+    else:
+        assert masked(SAMPLE.search(doc).group(2).rstrip("\n")) == masked(sample)
