@@ -9,10 +9,10 @@ collection checks them before anything is switched on:
   alias defined twice: "have multiple specs"), and each spec names ``vendor_id`` and ``product_id`` or a
   ``resource_class``;
 - the alias asks Placement for one resource class: its ``resource_class`` normalised as Nova normalises
-  it (upper case; a name that is neither standard nor ``CUSTOM_`` gets ``CUSTOM_`` and every character
-  outside ``A-Z0-9_`` becomes ``_``), else ``CUSTOM_PCI_<VENDOR>_<PRODUCT>``; the alias's ``traits`` are
-  required traits; a device can serve the alias only when its device_spec gives that class and those
-  traits (plus ``COMPUTE_MANAGED_PCI_DEVICE`` Nova adds);
+  it (upper case; a name that is neither standard nor ``CUSTOM_`` gets ``CUSTOM_`` and each run of
+  characters other than letters and digits becomes one ``_``), else ``CUSTOM_PCI_<VENDOR>_<PRODUCT>``;
+  the alias's ``traits`` are required traits; a device can serve the alias only when its device_spec gives
+  that class and those traits (plus ``COMPUTE_MANAGED_PCI_DEVICE`` Nova adds);
 - nova-compute refuses to start when a ``devname`` entry is in ``device_spec``, when a PF and one of its
   VFs are both claimed, when the VFs of one PF get different resource classes or traits, and when a VF
   is tagged ``one_time_use``;
@@ -26,15 +26,18 @@ config, as nova_config_info returns it), allocated ({address: instance UUID} of 
 from __future__ import annotations
 
 import json
-import re
 import uuid as uuidlib
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.custom import CUSTOM_PREFIX, normalize
+from ansible_collections.accel.openstack.plugins.module_utils._names.standard import (
+    STANDARD_RESOURCE_CLASSES,
+    STANDARD_TRAITS,
+)
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed
 
 MANAGED_TRAIT = "COMPUTE_MANAGED_PCI_DEVICE"
-STANDARD_PCI_CLASSES = {"PCI_DEVICE", "SRIOV_NET_VF", "NET_BW_EGR_KILOBIT_PER_SEC", "NET_BW_IGR_KILOBIT_PER_SEC"}
 NOVA_CONFIG = "docs/pci-in-placement.md"
 HEAL_FIX = "nova-manage placement heal_allocations --instance {}"
 
@@ -43,32 +46,31 @@ class MigrationInputError(AccelError):
     """Input the pre-check cannot read; the message names the host and the fix."""
 
 
-def _name(value: str) -> str:
-    """Placement's custom-name normalisation, as os_resource_classes / os_traits apply it."""
-    return "CUSTOM_" + re.sub(r"[^A-Z0-9_]", "_", value.upper())
-
-
 def resource_class(requested: object, vendor_id: object, product_id: object) -> str:
-    """The resource class Nova gives a device (or asks for an alias): the requested name normalised, else
+    """The resource class Nova gives a device (or asks for an alias): the requested name upper-cased, kept when it
+    is standard or custom, else made custom by os-resource-classes' rule; without one
     ``CUSTOM_PCI_<VENDOR>_<PRODUCT>``."""
     if requested:
         name = str(requested).upper()
-        if name in STANDARD_PCI_CLASSES or name.startswith("CUSTOM_"):
+        if name in STANDARD_RESOURCE_CLASSES or name.startswith(CUSTOM_PREFIX):
             return name
-        return _name(name)
+        return normalize(name, keep_custom_word=True)
     return f"CUSTOM_PCI_{vendor_id}_{product_id}".upper()
 
 
 def traits(text: object) -> set[str]:
-    """Nova's traits of a comma-separated ``traits`` tag: each name upper-cased and made ``CUSTOM_`` unless it
-    already is one (standard trait names are not known here: a standard name listed in a tag becomes custom
-    only in this reading, which the migration's own rendering never writes)."""
+    """Nova's traits of a comma-separated ``traits`` tag (split on ``,`` without stripping): a standard trait
+    name as written is kept, any other is upper-cased and, unless it is then custom, made custom by os-traits'
+    rule."""
     found = set()
     for item in str(text or "").split(","):
         if not item:
             continue
+        if item in STANDARD_TRAITS:
+            found.add(item)
+            continue
         name = item.upper()
-        found.add(name if name.startswith("CUSTOM_") or name.startswith(("COMPUTE_", "HW_")) else _name(name))
+        found.add(name if name.startswith(CUSTOM_PREFIX) else normalize(name, keep_custom_word=True))
     return found
 
 

@@ -232,3 +232,31 @@ def test_input_that_is_not_a_host_names_the_fix():
         migration.MigrationInputError, match="host gpu-01: devices is not a list of accel_pci_devices facts"
     ):
         migration.precheck([{"name": "gpu-01", "devices": "x", "config": {}}])
+
+
+# (tag value, what Nova 34's pci_placement_translator.get_resource_class / get_traits answer), read from Nova.
+RESOURCE_CLASSES = [
+    ("a16-gpu", "CUSTOM_A16_GPU"),
+    ("custom_t4", "CUSTOM_T4"),
+    ("pci_device", "PCI_DEVICE"),
+    ("a__b--c", "CUSTOM_A_B_C"),
+    ("gpü t4", "CUSTOM_GP_T4"),
+]
+TRAITS = [
+    ("gold,silver", {"CUSTOM_GOLD", "CUSTOM_SILVER"}),
+    ("HW_CPU_X86_AVX", {"HW_CPU_X86_AVX"}),
+    ("HW_GPU_API_CUDA", {"CUSTOM_HW_GPU_API_CUDA"}),
+    ("hw_gpu_api_cuda", {"CUSTOM_HW_GPU_API_CUDA"}),
+    ("gold, silver", {"CUSTOM_GOLD", "CUSTOM__SILVER"}),
+    ("CUSTOM_x-y", {"CUSTOM_X-Y"}),
+]
+
+
+@pytest.mark.parametrize(("tag", "expected"), RESOURCE_CLASSES)
+def test_resource_class_names_are_nova_s(tag, expected):
+    assert migration.resource_class(tag, "10de", "25b6") == expected
+
+
+@pytest.mark.parametrize(("tag", "expected"), TRAITS)
+def test_trait_names_are_nova_s(tag, expected):
+    assert migration.traits(tag) == expected
