@@ -9,7 +9,8 @@ without report_in_placement, and three instances hold allocations as a cloud wit
 runs, a watcher restarts "nova-compute" (one more periodic update with Nova's code) on each host whose nova.conf.d
 file the playbook changed while report_in_placement is on in it, with that file.
 
-A check-mode run writes nothing anywhere, and a run without the confirmation refuses before writing. Run 1, limited
+A check-mode run writes nothing anywhere; a run without the confirmation, and one with a problem the pre-check
+finds (a second alias of the same name), refuse before writing. Run 1, limited
 to t4-01: t4-01 reports and its instance is healed by Nova's code; the scheduler step is refused because t4-02 does
 not report, and pci_in_placement stays off. Run 2, the whole cloud: t4-02 reports and is healed, the scheduler step
 turns pci_in_placement on and verifies it. After it, every instance keeps its VCPU and MEMORY_MB and the two with a
@@ -160,7 +161,7 @@ def run(cloud, limit: str | None = None, check: bool = False, **extra) -> subpro
     cmd = [os.path.join(BIN, "ansible-playbook"), "-i", cloud["inventory"], "playbooks/pci_in_placement.yml"]
     cmd += ["-e", "accel_pci_in_placement_confirm=true"] if not check else ["--check"]
     for key, value in extra.items():
-        cmd += ["-e", f"{key}={value}"]
+        cmd += ["-e", json.dumps({key: json.loads(value)}) if value.startswith("[") else f"{key}={value}"]
     if limit:
         cmd += ["--limit", limit]
     env = ansible_env(ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
@@ -283,10 +284,21 @@ def test_the_move_is_staged_refused_early_and_healed_by_nova(cloud, reshaping_pl
     assert placement_state(placement) == before
 
     # Without the confirmation nothing is written either.
-    refused = run(cloud, accel_pci_in_placement_confirm="false")
+    refused = run(cloud, limit="t4-02", accel_pci_in_placement_confirm="false")
     assert refused.returncode != 0
     assert "report_in_placement cannot be turned off again once on; nothing was changed" in refused.stdout
     assert tree_digest(cloud["top"]) == files
+
+    # A problem the pre-check finds stops the run before anything is written: a second alias t4 on the scheduler.
+    second = json.dumps({"name": "t4", "vendor_id": "10de", "product_id": "1eb9"})
+    planted = run(cloud, limit="t4-02", accel_pci_in_placement_aliases=json.dumps([second]))
+    assert planted.returncode != 0
+    assert (
+        "The pre-check found 1 problem(s); nothing was changed. [every host] alias_not_unique (t4): alias t4 is "
+        "defined 2 times"
+    ) in " ".join(planted.stdout.split())
+    assert "This cannot be undone" not in planted.stdout
+    assert tree_digest(cloud["top"]) == files and placement_state(placement) == before
 
     # Run 1: t4-01 only (and the control host); the scheduler step is refused while t4-02 does not report.
     started = time.monotonic()
