@@ -25,6 +25,8 @@ KEYS = {
     "weighers",
     "drawn",
     "refused",
+    "failure",
+    "worst_case",
 }
 
 
