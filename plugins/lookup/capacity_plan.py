@@ -93,10 +93,29 @@ options:
     type: int
     default: 0
   failures:
-    description: Hosts to lose for RV(_raw[].headroom); their instances of the demand are placed again on the
-      rest of the fleet.
+    description: Hosts to lose for RV(_raw[].headroom), the hosts carrying the most instances of the demand (a greedy
+      choice, not the worst case; see O(worst_case)); their instances of the demand are placed again on the rest of
+      the fleet.
     type: int
     default: 0
+  fail_hosts:
+    description:
+      - Hosts (names as in the snapshot) lost at once for RV(_raw[].failure). Their instances are placed again, in
+        the plan's order, on the other hosts as the plan left them, by the same rule; the instances the snapshot
+        already held there (its C(allocations), as P(accel.openstack.placement_info#module) returns them with
+        C(allocations=true)) are placed again too. A name the fleet does not have is refused, listing the fleet's.
+      - For an inventory group, pass the group's hosts (C(groups['rack1'])); the capacity role does.
+    type: list
+    elements: str
+  fail_domain:
+    description: An aggregate lost at once for RV(_raw[].failure), by its name in O(aggregates_metadata) or its UUID in
+      the snapshot's C(aggregates). Not with O(fail_hosts).
+    type: str
+  worst_case:
+    description: "C({hosts: K}): every combination of K hosts is lost in turn (their instances placed again as for
+      O(fail_hosts)); RV(_raw[].worst_case) gives the one that loses the most instances. At most 5,000 combinations:
+      more is refused with the count."
+    type: dict
 extends_documentation_fragment:
   - accel.openstack.nova_scheduling
   - accel.openstack.placement_settings
@@ -144,6 +163,19 @@ _raw:
       description: "C({failures, survives, lost, hosts_lost}): the O(failures) hosts carrying most instances of
         the demand are lost and their instances placed again; C(lost) counts per flavor those that no longer fit."
       type: dict
+    failure:
+      description: "With O(fail_hosts) or O(fail_domain), C({hosts, domain, moved, lost, survives, still_placed}):
+        C(moved) counts per flavor the instances on the lost hosts placed again (those the snapshot held are named
+        C(existing RC=n,...) after what they hold); C(lost) gives per flavor C({count, code, detail}) for those
+        that no longer fit (C(code) V(no_host_with_device), V(survivors_full), V(numa_cells_full),
+        V(compute_refused) or V(no_valid_host)); C(still_placed) is the demand's placed count less what is lost.
+        Null without those options."
+      type: dict
+    worst_case:
+      description: "With O(worst_case), C({hosts, combinations, survived, worst}): the combinations tried, how many
+        lose nothing, and the worst one as RV(_raw[].failure) gives it (the first in the snapshot's order among
+        equal losses). Null without the option."
+      type: dict
     order:
       description: The flavors in the order they were placed.
       type: list
@@ -187,6 +219,9 @@ _OPTIONS = (
     "seed",
     "arrival",
     "failures",
+    "fail_hosts",
+    "fail_domain",
+    "worst_case",
     "pci_aliases",
     "pci_in_placement",
     "device_profiles",

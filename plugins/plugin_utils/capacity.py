@@ -978,7 +978,14 @@ def _why_lost(plan: Plan, kind: _Kind, lost_hosts: list[str]) -> dict:
     }
 
 
-def _lose(plan: Plan, sequence: list[_Kind], hosts: dict, lost_hosts: list[str], existing: list[_Kind]) -> dict:
+def _lose(
+    plan: Plan,
+    sequence: list[_Kind],
+    hosts: dict,
+    lost_hosts: list[str],
+    existing: list[_Kind],
+    trace: list | None = None,
+) -> dict:
     """Lose ``lost_hosts``: place their instances (the demand's, then those the snapshot already had there)
     again on the other hosts as the plan left them; the plan is put back afterwards."""
     state = _survivors_state(plan)
@@ -995,7 +1002,7 @@ def _lose(plan: Plan, sequence: list[_Kind], hosts: dict, lost_hosts: list[str],
             count = sum(kind.on_hosts.get(h, 0) for h in lost_hosts)
             if count:
                 again.append(dataclasses.replace(kind, count=count, reason=None))
-        _placed, unplaced, _hosts = _run(plan, again, None)
+        _placed, unplaced, _hosts = _run(plan, again, trace)
         for kind in again:
             moved[kind.name] = kind.count
             if unplaced[kind.name]:
@@ -1189,6 +1196,7 @@ def capacity_plan(
     fail_hosts=None,
     fail_domain=None,
     worst_case=None,
+    failure_trace: list | None = None,
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
@@ -1197,7 +1205,8 @@ def capacity_plan(
     the ``weigher`` preset's value, else Nova's default). ``trace``, when a list, receives
     ``{flavor, host, allocations}`` per instance placed, in order. ``fail_hosts`` (host names) or
     ``fail_domain`` (an aggregate) lose those hosts at once (``failure``); ``worst_case`` ``{hosts: K}`` tries
-    every combination of K hosts (``worst_case``)."""
+    every combination of K hosts (``worst_case``); ``failure_trace``, when a list, receives the steps of the
+    named failure's re-placement as ``trace`` does."""
     if order not in ORDERS:
         raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {shown(order)}")
     if arrival not in ARRIVALS:
@@ -1265,7 +1274,7 @@ def capacity_plan(
         }
         placed_now = result["placed"]
         if named is not None:
-            outcome = _lose(plan, sequence, hosts, named, existing)
+            outcome = _lose(plan, sequence, hosts, named, existing, failure_trace)
             result["failure"] = _failure_answer(outcome, placed_now, fail_domain)
         if k:
             result["worst_case"] = _worst_case(plan, sequence, hosts, placed_now, existing, k)
@@ -1292,6 +1301,18 @@ def capacity_table(plan: Mapping) -> list[str]:
             lines.append(f"stranded on {host}: {entry.get('free')} {rc} free, none usable ({short})")
     for name, entry in sorted((plan.get("refused") or {}).items()):
         lines.append(f"refused by nova-compute: {name}: {entry.get('attempts')} build(s); {entry.get('detail')}")
+    failure = plan.get("failure")
+    if failure:
+        lines.extend(_failure_lines("losing", failure))
+    worst = plan.get("worst_case")
+    if worst:
+        lines.extend(
+            _failure_lines(
+                f"worst case of {worst.get('combinations')} combination(s) of {worst.get('hosts')} host(s) "
+                f"({worst.get('survived')} lose nothing): losing",
+                worst.get("worst") or {},
+            )
+        )
     headroom = plan["headroom"]
     if headroom.get("failures"):
         lost = ", ".join(f"{name}: {n}" for name, n in (headroom.get("lost") or {}).items())
@@ -1299,4 +1320,19 @@ def capacity_table(plan: Mapping) -> list[str]:
             f"headroom: losing {headroom['failures']} host(s) ({', '.join(headroom.get('hosts_lost') or ())}): "
             + ("every instance fits elsewhere" if headroom.get("survives") else f"instances lost ({lost})")
         )
+    return lines
+
+
+def _failure_lines(prefix: str, failure: Mapping) -> list[str]:
+    hosts = ", ".join(failure.get("hosts") or ())
+    domain = f" (aggregate {failure['domain']})" if failure.get("domain") else ""
+    moved = sum((failure.get("moved") or {}).values())
+    lines = [
+        f"{prefix} {hosts}{domain}: {moved} instance(s) placed again, "
+        + ("every one fits elsewhere" if failure.get("survives") else "some no longer fit")
+    ]
+    for name, entry in (failure.get("lost") or {}).items():
+        lines.append(f"  lost {entry.get('count')} of {name}: {entry.get('code')}: {entry.get('detail')}")
+    still = ", ".join(f"{name}: {n}" for name, n in (failure.get("still_placed") or {}).items())
+    lines.append(f"  the demand still placed: {still}")
     return lines

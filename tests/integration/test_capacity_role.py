@@ -75,3 +75,33 @@ def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path
     assert [row[0] for row in page.tables["flavors"][1:]] == ["gpu", "small"] and page.rects
     table = task_results(applied, "Report the plan")["localhost"]["msg"]
     assert table[0].startswith("flavor") and any(line.startswith("gpu ") for line in table)
+
+
+def test_capacity_playbook_loses_an_inventory_group_and_tries_the_worst_case(tmp_path):
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("localhost\n\n[rack_a]\ngpu1\ncpu1\n")
+    extra = {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "accel_capacity_fleet": FLEET,
+        "accel_capacity_pci_aliases": ALIASES,
+        "accel_capacity_pci_in_placement": True,
+        "accel_capacity_fail_domain": "rack_a",
+        "accel_capacity_worst_case_hosts": 1,
+        "accel_capacity_demand": [
+            {"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 3},
+            {"flavor": flavor("small"), "count": 10},
+        ],
+        "accel_capacity_textfile_dir": str(tmp_path),
+        "accel_capacity_report": str(tmp_path / "capacity.json"),
+    }
+    done = run_playbook("playbooks/capacity.yml", str(inventory), extra)
+    assert done["rc"] == 0, done["stderr"] + done["stdout"]
+    plan = json.loads((tmp_path / "capacity.json").read_text())["plan"]
+    # The group's hosts were passed as the hosts to lose (an inventory group is not an aggregate).
+    assert plan["failure"]["hosts"] == ["gpu1", "cpu1"] and plan["failure"]["domain"] is None
+    assert plan["failure"]["moved"]["gpu"] == plan["hosts"]["gpu1"]["gpu"]
+    assert plan["worst_case"]["combinations"] == 4
+    table = task_results(done, "Report the plan")["localhost"]["msg"]
+    assert any(line.startswith("losing gpu1, cpu1: ") for line in table)
+    assert any(line.startswith("worst case of 4 combination(s) of 1 host(s)") for line in table)
