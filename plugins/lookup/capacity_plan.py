@@ -116,6 +116,18 @@ options:
       O(fail_hosts)); RV(_raw[].worst_case) gives the one that loses the most instances. At most 5,000 combinations:
       more is refused with the count."
     type: dict
+  what_if:
+    description:
+      - "Hypothetical hosts, each option C({name, model, count, mode, ...}): C(model) a GPU of the device catalog
+        (V(H200), V(L40S), ...); C(count) hosts (1 to 10,000) named C(<name>-0001) on; C(mode) V(passthrough),
+        V(vgpu) (C(type), a time-sliced vGPU type such as V(NVIDIA L40S-4Q)), V(mig) (C(layout), one MIG profile
+        of the GPU such as V(3g.71gb), as many per GPU as it holds, each a MIG-backed vGPU) or V(sriov) (C(vfs) VFs
+        per GPU passed through); C(gpus) per host (default 8); C(shape) a simulated hardware profile of the
+        collection for the CPUs, memory and NUMA nodes (default V(hgx-h100)); C(alone) true plans on the new hosts
+        only. The providers are those nova-compute would report (the collection's fleet prediction)."
+      - Each option places the whole demand again; RV(_raw[].what_if) compares it with the plan. At most 20 options.
+    type: list
+    elements: dict
 extends_documentation_fragment:
   - accel.openstack.nova_scheduling
   - accel.openstack.placement_settings
@@ -176,6 +188,14 @@ _raw:
         lose nothing, and the worst one as RV(_raw[].failure) gives it (the first in the snapshot's order among
         equal losses). Null without the option."
       type: dict
+    what_if:
+      description: "With O(what_if), per option C({name, alone, hosts_added, placed, unplaced, added, on_new_hosts,
+        stranded, reasons}): the demand placed on the fleet with the option's hosts (or on them alone); C(added) per
+        flavor the instances placed more than the plan places (negative alone, where the fleet placed more);
+        C(on_new_hosts) those that landed on the new hosts; C(stranded) the devices left stranded, per class. Null
+        without the option."
+      type: list
+      elements: dict
     order:
       description: The flavors in the order they were placed.
       type: list
@@ -222,6 +242,7 @@ _OPTIONS = (
     "fail_hosts",
     "fail_domain",
     "worst_case",
+    "what_if",
     "pci_aliases",
     "pci_in_placement",
     "device_profiles",

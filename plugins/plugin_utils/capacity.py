@@ -37,6 +37,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._errors import Acc
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of, shown
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters, numa_claims
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_what_if import WhatIfError, what_if_hosts
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
     GENERAL_CLASSES,
     FitOptionError,
@@ -72,6 +73,8 @@ MAX_INSTANCES = 200_000
 MAX_FAILURES = 1_000
 # Bound on the combinations of hosts the worst case tries (each places the lost hosts' instances again).
 MAX_COMBINATIONS = 5_000
+# Bound on the what-if options of one plan (each places the whole demand again).
+MAX_WHAT_IF = 20
 # Nova's [scheduler] max_attempts default: the chosen host and its alternates an instance may be built on.
 MAX_ATTEMPTS = 3
 # Bound on a host's figures (instances, I/O operations, failed builds, hypervisor version, PCI pool counts).
@@ -1197,6 +1200,7 @@ def capacity_plan(
     fail_domain=None,
     worst_case=None,
     failure_trace: list | None = None,
+    what_if=None,
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
@@ -1228,6 +1232,8 @@ def capacity_plan(
     if not isinstance(snapshot, Mapping):
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
     kinds = _demand(demand)
+    options_given = dict(options, **given)
+    extra_hosts = _what_if_records(what_if, snapshot, checked.pci_in_placement) if what_if is not None else None
     with gc_paused():
         plan = Plan(snapshot, checked, weighing, per_tree, arrival)
         if failures > len(plan.root_name):
@@ -1278,7 +1284,72 @@ def capacity_plan(
             result["failure"] = _failure_answer(outcome, placed_now, fail_domain)
         if k:
             result["worst_case"] = _worst_case(plan, sequence, hosts, placed_now, existing, k)
+    result["what_if"] = None
+    if extra_hosts is not None:
+        settings = dict(
+            options_given,
+            order=order,
+            weigher=weigher,
+            per_tree=per_tree,
+            host_subset_size=host_subset_size,
+            seed=seed,
+            arrival=arrival,
+        )
+        result["what_if"] = [_what_if_answer(demand, snapshot, entry, result, settings) for entry in extra_hosts]
     return result
+
+
+def _what_if_records(what_if, snapshot, pci_in_placement: bool) -> list[tuple[str, list[dict], bool]]:
+    """Each what-if option's hosts as snapshot records, checked before anything is placed."""
+    if isinstance(what_if, str | bytes | Mapping) or not isinstance(what_if, list | tuple):
+        raise CapacityOptionError(
+            f"what_if must be a list of {{name, model, count, mode, ...}} options, got {kind_of(what_if)}"
+        )
+    if len(what_if) > MAX_WHAT_IF:
+        raise CapacityOptionError(f"what_if gives {len(what_if)} options, more than the {MAX_WHAT_IF} allowed")
+    taken = {
+        record.get("name")
+        for record in (snapshot.get("resource_providers") or () if isinstance(snapshot, Mapping) else ())
+        if isinstance(record, Mapping)
+    }
+    found = []
+    names = set()
+    for option in what_if:
+        try:
+            name, records, alone = what_if_hosts(option, pci_in_placement, taken)
+        except WhatIfError as exc:
+            raise CapacityOptionError(str(exc)) from exc
+        if name in names:
+            raise CapacityOptionError(f"what_if {name}: the name is given twice; give each option its own name")
+        names.add(name)
+        found.append((name, records, alone))
+    return found
+
+
+def _what_if_answer(demand, snapshot: Mapping, entry, baseline: dict, settings: dict) -> dict:
+    """The demand placed on the fleet with the option's hosts (or on them alone), against the plan."""
+    name, records, alone = entry
+    base = [] if alone else list(snapshot["resource_providers"])
+    other = capacity_plan(demand, {"resource_providers": base + records}, **settings)
+    added_hosts = {r["name"] for r in records if r.get("parent_provider_uuid") is None}
+    stranded: dict[str, int] = {}
+    for classes in other["stranded"].values():
+        for rc, item in classes.items():
+            stranded[rc] = stranded.get(rc, 0) + item["free"]
+    return {
+        "name": name,
+        "alone": alone,
+        "hosts_added": len(added_hosts),
+        "placed": other["placed"],
+        "unplaced": other["unplaced"],
+        "added": {flavor: n - baseline["placed"].get(flavor, 0) for flavor, n in other["placed"].items()},
+        "on_new_hosts": {
+            flavor: sum(per.get(flavor, 0) for host, per in other["hosts"].items() if host in added_hosts)
+            for flavor in other["placed"]
+        },
+        "stranded": dict(sorted(stranded.items())),
+        "reasons": other["reasons"],
+    }
 
 
 def capacity_table(plan: Mapping) -> list[str]:
@@ -1312,6 +1383,17 @@ def capacity_table(plan: Mapping) -> list[str]:
                 f"({worst.get('survived')} lose nothing): losing",
                 worst.get("worst") or {},
             )
+        )
+    for option in plan.get("what_if") or ():
+        counts = ", ".join(
+            f"{name}: {n} ({(option.get('added') or {}).get(name, 0):+d})"
+            for name, n in (option.get("placed") or {}).items()
+        )
+        stranded = ", ".join(f"{n} {rc}" for rc, n in (option.get("stranded") or {}).items()) or "none"
+        where = "alone" if option.get("alone") else "added to the fleet"
+        lines.append(
+            f"what if {option.get('name')} ({option.get('hosts_added')} host(s) {where}): placed {counts}; "
+            f"stranded {stranded}"
         )
     headroom = plan["headroom"]
     if headroom.get("failures"):

@@ -27,6 +27,7 @@ KEYS = {
     "refused",
     "failure",
     "worst_case",
+    "what_if",
 }
 
 
