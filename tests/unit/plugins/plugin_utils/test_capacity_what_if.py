@@ -1,6 +1,9 @@
 """capacity_plan's what-if: hypothetical hosts from the device catalog, the MIG tables and the simulated
 hardware shapes, predicted by nova_fleet, added to the fleet or alone; and every bad option."""
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import CapacityOptionError, capacity_plan
@@ -111,3 +114,16 @@ def test_a_host_name_clash_and_a_name_given_twice_are_refused():
         capacity_plan([], fleet(), what_if=L40S_4Q)
     with pytest.raises(CapacityOptionError, match="what_if gives 21 options, more than the 20 allowed"):
         capacity_plan([], fleet(), what_if=[{**L40S_4Q, "name": f"o{i}"} for i in range(21)])
+
+
+def test_the_docs_example_is_the_output_of_a_real_run():
+    root = Path(__file__).resolve().parents[4]
+    spec = importlib.util.spec_from_file_location(
+        "capacity_what_if_example", root / "docs/examples/capacity_what_if.py"
+    )
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    output = example.main()
+    assert "what if h200-mig (20 host(s) added to the fleet)" in output
+    assert "what if l40s-4q (40 host(s) added to the fleet)" in output
+    assert f"```text\n{output}\n```" in (root / "docs/capacity.md").read_text()
