@@ -29,8 +29,10 @@ both paths to place every instance alike on generated fleets and demands.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import math
+import re
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -1053,10 +1055,32 @@ def _named_hosts(plan: Plan, fail_hosts) -> list[str]:
             chosen.append(name)
     if unknown:
         raise CapacityOptionError(
-            f"fail_hosts: {', '.join(unknown)} is not a host of the fleet; the fleet's hosts are "
-            + ", ".join(sorted(known))
+            f"fail_hosts: {', '.join(unknown)} is not a host of the fleet; "
+            + _known_names("host", sorted(known), fail_hosts)
         )
     return chosen
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.:@-]+\Z")
+_LISTED = 50
+
+
+def _known_names(what: str, known: list[str], given) -> str:
+    """The fleet's names for an error: all of them up to 50, else how many and the closest to those given."""
+
+    def named(name: str) -> str:
+        return name if isinstance(name, str) and _PLAIN_NAME.match(name) else shown(name)
+
+    if not known:
+        return f"the fleet has no {what}"
+    if len(known) <= _LISTED:
+        return f"the fleet's {what}s are " + ", ".join(named(n) for n in known)
+    wanted = [g for g in (given if isinstance(given, list | tuple) else [given]) if isinstance(g, str)]
+    close = []
+    for name in wanted:
+        close += [n for n in difflib.get_close_matches(name, known, n=5) if n not in close]
+    hint = f"; the closest: {', '.join(named(n) for n in close)}" if close else ""
+    return f"the fleet has {len(known):,} {what}s{hint}"
 
 
 def _domain_hosts(plan: Plan, fail_domain) -> list[str]:
@@ -1075,9 +1099,14 @@ def _domain_hosts(plan: Plan, fail_domain) -> list[str]:
         return hosts
     uuids = sorted({a for p in plan.fleet.roots for a in p.aggregates})
     known = sorted(named) + uuids
+    if not known:
+        raise CapacityOptionError(
+            f"fail_domain: {shown(fail_domain)} is no aggregate with hosts in the fleet; the fleet has no aggregate "
+            "(give aggregates_metadata with names, or fail_hosts)"
+        )
     raise CapacityOptionError(
-        f"fail_domain: {shown(fail_domain)} is no aggregate with hosts in the fleet; known aggregates: "
-        + (", ".join(known) if known else "none (give aggregates_metadata with names, or fail_hosts)")
+        f"fail_domain: {shown(fail_domain)} is no aggregate with hosts in the fleet; "
+        + _known_names("aggregate", known, fail_domain)
     )
 
 

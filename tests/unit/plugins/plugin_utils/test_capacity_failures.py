@@ -89,7 +89,7 @@ def test_an_aggregate_by_name_or_uuid_is_a_failure_domain():
     with pytest.raises(CapacityOptionError) as exc:
         plan(demand, fleet, fail_domain="rack-b", aggregates_metadata=metadata)
     assert str(exc.value) == (
-        "fail_domain: 'rack-b' is no aggregate with hosts in the fleet; known aggregates: rack-a, "
+        "fail_domain: 'rack-b' is no aggregate with hosts in the fleet; the fleet's aggregates are rack-a, "
         "11111111-2222-3333-4444-555555555555"
     )
 
@@ -168,3 +168,17 @@ def test_hostile_allocations_in_the_snapshot_are_refused_naming_the_consumer():
 def test_failures_and_worst_case_are_absent_without_their_options():
     result = plan([{"flavor": flavor("m"), "count": 1}], three_hosts())
     assert result["failure"] is None and result["worst_case"] is None
+
+
+def test_a_large_fleet_names_the_closest_hosts_and_odd_names_are_quoted():
+    fleet = {"resource_providers": [sized_host(f"node{i:03d}", 32768) for i in range(60)]}
+    with pytest.raises(CapacityOptionError) as exc:
+        plan([{"flavor": flavor("m"), "count": 1}], fleet, fail_hosts=["node0100"])
+    assert str(exc.value) == (
+        "fail_hosts: 'node0100' is not a host of the fleet; the fleet has 60 hosts; the closest: node010, node000, "
+        "node051, node050, node041"
+    )
+    odd = {"resource_providers": [sized_host("ok", 32768), sized_host("bad\nname", 32768)]}
+    with pytest.raises(CapacityOptionError) as exc:
+        plan([{"flavor": flavor("m"), "count": 1}], odd, fail_hosts=["x"])
+    assert str(exc.value) == "fail_hosts: 'x' is not a host of the fleet; the fleet's hosts are 'bad\\nname', ok"
