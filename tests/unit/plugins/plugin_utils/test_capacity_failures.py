@@ -182,3 +182,32 @@ def test_a_large_fleet_names_the_closest_hosts_and_odd_names_are_quoted():
     with pytest.raises(CapacityOptionError) as exc:
         plan([{"flavor": flavor("m"), "count": 1}], odd, fail_hosts=["x"])
     assert str(exc.value) == "fail_hosts: 'x' is not a host of the fleet; the fleet's hosts are 'bad\\nname', ok"
+
+
+def test_an_existing_gpu_instance_goes_to_a_survivor_with_a_free_device_as_its_allocation_asks():
+    fleet = {"resource_providers": gpu_host(1, gpus=2, used_gpus=1) + gpu_host(2, gpus=2) + cpu_host(1)}
+    fleet["resource_providers"][0]["usages"] = {"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 40}
+    fleet["allocations"] = {
+        "a1": {
+            "allocations": {
+                "r1": {"resources": {"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 40}},
+                "g1": {"resources": {"CUSTOM_NVIDIA_H100": 1}},
+            },
+            "consumer_type": "INSTANCE",
+        }
+    }
+    gpu = flavor("gpu", **{"pci_passthrough:alias": "h100:1"})
+    result = plan([{"flavor": gpu, "count": 2}], fleet, fail_hosts=["gpu1"])
+    # Spread puts one on each GPU host; with gpu1 lost, the demand's instance takes gpu2's last H100 (the
+    # demand goes first) and the instance the snapshot held there, asking its allocation, finds none.
+    assert result["hosts"] == {"gpu1": {"gpu": 1}, "gpu2": {"gpu": 1}}
+    existing = "existing CUSTOM_NVIDIA_H100=1,DISK_GB=40,MEMORY_MB=16384,VCPU=8"
+    assert result["failure"]["moved"] == {"gpu": 1, existing: 1}
+    assert result["failure"]["lost"] == {
+        existing: {
+            "count": 1,
+            "code": "survivors_full",
+            "detail": "no surviving host has CUSTOM_NVIDIA_H100 free for one more instance",
+        }
+    }
+    assert result["failure"]["still_placed"] == {"gpu": 2}
