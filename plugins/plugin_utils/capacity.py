@@ -944,6 +944,8 @@ def _put_back(plan: Plan, state) -> None:
 
 def _why_lost(plan: Plan, kind: _Kind, lost_hosts: list[str]) -> dict:
     """Why the survivors, as the re-placement left them, take no more of the flavor."""
+    if kind.blocked and kind.reason:  # Nova refuses the flavor whatever the hosts (an allocation it cannot ask)
+        return {"code": kind.reason.get("code"), "detail": kind.reason.get("detail")}
     if kind.reason and kind.reason.get("code") == "compute_refused":
         return {"code": "compute_refused", "detail": kind.reason["detail"]}
     survivors = [root for root, name in plan.root_name.items() if name not in plan.down]
@@ -1002,11 +1004,11 @@ def _lose(
         for kind in sequence:
             count = sum(hosts.get(h, {}).get(kind.name, 0) for h in lost_hosts)
             if count:
-                again.append(dataclasses.replace(kind, count=count, reason=None))
+                again.append(dataclasses.replace(kind, count=count, reason=kind.reason if kind.blocked else None))
         for kind in existing:
             count = sum(kind.on_hosts.get(h, 0) for h in lost_hosts)
             if count:
-                again.append(dataclasses.replace(kind, count=count, reason=None))
+                again.append(dataclasses.replace(kind, count=count, reason=kind.reason if kind.blocked else None))
         _placed, unplaced, _hosts = _run(plan, again, trace)
         for kind in again:
             moved[kind.name] = kind.count

@@ -211,3 +211,12 @@ def test_an_existing_gpu_instance_goes_to_a_survivor_with_a_free_device_as_its_a
         }
     }
     assert result["failure"]["still_placed"] == {"gpu": 2}
+
+
+def test_an_allocation_nova_cannot_ask_for_is_lost_with_novas_refusal():
+    fleet = three_hosts()
+    fleet["allocations"] = {"c1": {"allocations": {"u-h1": {"resources": {"VCPU": 2, "not a class": 1}}}}}
+    result = plan([{"flavor": flavor("m"), "count": 1}], fleet, fail_hosts=["h1"])
+    (name,) = [n for n in result["failure"]["lost"] if n.startswith("existing")]
+    lost = result["failure"]["lost"][name]
+    assert lost["count"] == 1 and lost["code"] == "invalid_flavor" and "not a class" in lost["detail"]
