@@ -1,7 +1,7 @@
 """capacity_plan at fleet scale: a 1,000-instance mix placed on the flavor_fit benchmark's fleet.
 
 Usage: python benchmarks/bench_capacity.py [--nodes 10000] [--usage-patterns 10000] [--instances 1000]
-       [--whole-fleet] [--failures 0] [--host-figures]
+       [--whole-fleet] [--failures 0] [--worst-case 0] [--host-figures]
 
 The fleet is ``bench_flavor_fit.fleet`` (10,000 compute nodes: H100 passthrough, A16 vGPU, NIC VF and
 plain hosts, PCPU on a quarter; with ``--usage-patterns 10000`` every host's usage differs). The demand
@@ -12,7 +12,8 @@ RSS of the process are printed as one Markdown row. ``--whole-fleet`` asks the w
 instance (the per-tree path off), for comparison. ``--host-figures`` gives every host the compute node's
 figures the weighers read (hypervisor version, instances, I/O operations, one in 50 with a failed build)
 and every host with PCPU two NUMA cells, so that every modelled weigher tells hosts apart and the pinned
-instances consume cells.
+instances consume cells. ``--worst-case K`` adds the worst case over every combination of K hosts lost
+(each combination's instances placed again on the rest); the row then gives the combinations tried.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ def main() -> int:
     parser.add_argument("--usage-patterns", type=int, default=10000)
     parser.add_argument("--instances", type=int, default=1000)
     parser.add_argument("--failures", type=int, default=0)
+    parser.add_argument("--worst-case", type=int, default=0)
     parser.add_argument("--whole-fleet", action="store_true")
     parser.add_argument("--host-figures", action="store_true")
     args = parser.parse_args()
@@ -95,6 +97,7 @@ def main() -> int:
         pci_in_placement=True,
         failures=args.failures,
         per_tree=not args.whole_fleet,
+        worst_case={"hosts": args.worst_case} if args.worst_case else None,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
@@ -103,6 +106,13 @@ def main() -> int:
     print("| nodes | usage patterns | instances | path | placed | unplaced | wall | CPU | peak RSS |")
     print("|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     path = ("whole fleet" if args.whole_fleet else "per tree") + (", host figures" if args.host_figures else "")
+    worst = plan["worst_case"]
+    if worst:
+        lost = sum(entry["count"] for entry in worst["worst"]["lost"].values())
+        path += (
+            f", worst case of {worst['combinations']} combination(s) of {worst['hosts']} host(s): "
+            f"{', '.join(worst['worst']['hosts'])} loses {lost}"
+        )
     print(
         f"| {args.nodes} | {args.usage_patterns} | {args.instances} | {path} | {placed} | {unplaced} | {wall:.2f} s | "
         f"{cpu:.2f} s | {after.ru_maxrss / 1024:.0f} MB |"

@@ -93,10 +93,41 @@ options:
     type: int
     default: 0
   failures:
-    description: Hosts to lose for RV(_raw[].headroom); their instances of the demand are placed again on the
-      rest of the fleet.
+    description: Hosts to lose for RV(_raw[].headroom), the hosts carrying the most instances of the demand (a greedy
+      choice, not the worst case; see O(worst_case)); their instances of the demand are placed again on the rest of
+      the fleet.
     type: int
     default: 0
+  fail_hosts:
+    description:
+      - Hosts (names as in the snapshot) lost at once for RV(_raw[].failure). Their instances are placed again, in
+        the plan's order, on the other hosts as the plan left them, by the same rule; the instances the snapshot
+        already held there (its C(allocations), as P(accel.openstack.placement_info#module) returns them with
+        C(allocations=true)) are placed again too. A name the fleet does not have is refused, listing the fleet's.
+      - For an inventory group, pass the group's hosts (C(groups['rack1'])); the capacity role does.
+    type: list
+    elements: str
+  fail_domain:
+    description: An aggregate lost at once for RV(_raw[].failure), by its name in O(aggregates_metadata) or its UUID in
+      the snapshot's C(aggregates). Not with O(fail_hosts).
+    type: str
+  worst_case:
+    description: "C({hosts: K}): every combination of K hosts is lost in turn (their instances placed again as for
+      O(fail_hosts)); RV(_raw[].worst_case) gives the one that loses the most instances. At most 5,000 combinations:
+      more is refused with the count."
+    type: dict
+  what_if:
+    description:
+      - "Hypothetical hosts, each option C({name, model, count, mode, ...}): C(model) a GPU of the device catalog
+        (V(H200), V(L40S), ...); C(count) hosts (1 to 10,000) named C(<name>-0001) on; C(mode) V(passthrough),
+        V(vgpu) (C(type), a time-sliced vGPU type such as V(NVIDIA L40S-4Q)), V(mig) (C(layout), one MIG profile
+        of the GPU such as V(3g.71gb), as many per GPU as it holds, each a MIG-backed vGPU) or V(sriov) (C(vfs) VFs
+        per GPU passed through); C(gpus) per host (default 8); C(shape) a simulated hardware profile of the
+        collection for the CPUs, memory and NUMA nodes (default V(hgx-h100)); C(alone) true plans on the new hosts
+        only. The providers are those nova-compute would report (the collection's fleet prediction)."
+      - Each option places the whole demand again; RV(_raw[].what_if) compares it with the plan. At most 20 options.
+    type: list
+    elements: dict
 extends_documentation_fragment:
   - accel.openstack.nova_scheduling
   - accel.openstack.placement_settings
@@ -144,6 +175,27 @@ _raw:
       description: "C({failures, survives, lost, hosts_lost}): the O(failures) hosts carrying most instances of
         the demand are lost and their instances placed again; C(lost) counts per flavor those that no longer fit."
       type: dict
+    failure:
+      description: "With O(fail_hosts) or O(fail_domain), C({hosts, domain, moved, lost, survives, still_placed}):
+        C(moved) counts per flavor the instances on the lost hosts placed again (those the snapshot held are named
+        C(existing RC=n,...) after what they hold); C(lost) gives per flavor C({count, code, detail}) for those
+        that no longer fit (C(code) V(no_host_with_device), V(survivors_full), V(numa_cells_full),
+        V(compute_refused) or V(no_valid_host)); C(still_placed) is the demand's placed count less what is lost.
+        Null without those options."
+      type: dict
+    worst_case:
+      description: "With O(worst_case), C({hosts, combinations, survived, worst}): the combinations tried, how many
+        lose nothing, and the worst one as RV(_raw[].failure) gives it (the first in the snapshot's order among
+        equal losses). Null without the option."
+      type: dict
+    what_if:
+      description: "With O(what_if), per option C({name, alone, hosts_added, placed, unplaced, added, on_new_hosts,
+        stranded, reasons}): the demand placed on the fleet with the option's hosts (or on them alone); C(added) per
+        flavor the instances placed more than the plan places (negative alone, where the fleet placed more);
+        C(on_new_hosts) those that landed on the new hosts; C(stranded) the devices left stranded, per class. Null
+        without the option."
+      type: list
+      elements: dict
     order:
       description: The flavors in the order they were placed.
       type: list
@@ -187,6 +239,10 @@ _OPTIONS = (
     "seed",
     "arrival",
     "failures",
+    "fail_hosts",
+    "fail_domain",
+    "worst_case",
+    "what_if",
     "pci_aliases",
     "pci_in_placement",
     "device_profiles",

@@ -29,12 +29,17 @@ both paths to place every instance alike on generated fleets and demands.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import itertools
+import math
+import re
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of, shown
 from ansible_collections.accel.openstack.plugins.plugin_utils import flavor as nova_flavor
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs, nova_filters, numa_claims
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_what_if import WhatIfError, what_if_hosts
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import (
     GENERAL_CLASSES,
     FitOptionError,
@@ -68,6 +73,10 @@ ARRIVALS = ("settled", "burst")
 MAX_COUNT = 100_000
 MAX_INSTANCES = 200_000
 MAX_FAILURES = 1_000
+# Bound on the combinations of hosts the worst case tries (each places the lost hosts' instances again).
+MAX_COMBINATIONS = 5_000
+# Bound on the what-if options of one plan (each places the whole demand again).
+MAX_WHAT_IF = 20
 # Nova's [scheduler] max_attempts default: the chosen host and its alternates an instance may be built on.
 MAX_ATTEMPTS = 3
 # Bound on a host's figures (instances, I/O operations, failed builds, hypervisor version, PCI pool counts).
@@ -92,6 +101,7 @@ class _Kind:
     blocked: bool = False  # Nova refuses the flavor (or cannot send its query) whatever the usage
     totals: dict[str, int] = dataclasses.field(default_factory=dict)
     asks: frozenset[str] = frozenset()
+    on_hosts: dict[str, int] = dataclasses.field(default_factory=dict)  # instances the snapshot holds, per host
 
     def size(self) -> tuple:
         devices = sum(n for rc, n in self.totals.items() if rc not in GENERAL_CLASSES)
@@ -913,6 +923,102 @@ def _stranded(plan: Plan, kinds: list[_Kind], placed: dict[str, int]) -> dict:
     return found
 
 
+def _survivors_state(plan: Plan):
+    """What a failure run changes on the plan, saved to be put back."""
+    return (
+        plan.usage(),
+        {n: [dict(p) for p in ps] for n, ps in plan.pools.items()},
+        dict(plan.instances),
+        dict(plan.drawn),
+        {name: dict(entry) for name, entry in plan.refused.items()},
+        {name: [dict(cell) for cell in host] for name, host in plan.cells.items()},
+    )
+
+
+def _put_back(plan: Plan, state) -> None:
+    saved, pools, instances, drawn, refused, cells = state
+    plan.down = set()
+    plan.restore(saved, pools, instances)
+    plan.drawn, plan.refused, plan.cells = drawn, refused, cells
+
+
+def _why_lost(plan: Plan, kind: _Kind, lost_hosts: list[str]) -> dict:
+    """Why the survivors, as the re-placement left them, take no more of the flavor."""
+    if kind.blocked and kind.reason:  # Nova refuses the flavor whatever the hosts (an allocation it cannot ask)
+        return {"code": kind.reason.get("code"), "detail": kind.reason.get("detail")}
+    if kind.reason and kind.reason.get("code") == "compute_refused":
+        return {"code": "compute_refused", "detail": kind.reason["detail"]}
+    survivors = [root for root, name in plan.root_name.items() if name not in plan.down]
+    tree_classes = plan.fleet.tree_classes
+    devices = sorted(rc for rc in kind.totals if rc not in GENERAL_CLASSES)
+    missing = [rc for rc in devices if not any(tree_classes[root].get(rc) for root in survivors)]
+    if missing:
+        return {
+            "code": "no_host_with_device",
+            "detail": f"no surviving host has {', '.join(missing)} (the lost hosts {', '.join(lost_hosts)} had them)",
+        }
+    short = sorted(
+        rc
+        for rc, amount in kind.totals.items()
+        if amount and all(sum(inv.free for _p, inv in tree_classes[root].get(rc, ())) < amount for root in survivors)
+    )
+    if short:
+        return {
+            "code": "survivors_full",
+            "detail": f"no surviving host has {', '.join(short)} free for one more instance",
+        }
+    wanted = plan.numa_of(kind)[0]
+    if wanted is not None and plan.cells:
+        return {
+            "code": "numa_cells_full",
+            "detail": (
+                "the surviving hosts have the resources in total, but no NUMA cell holds the instance's "
+                "pinned CPUs and memory"
+            ),
+        }
+    return {
+        "code": "no_valid_host",
+        "detail": (
+            "the surviving hosts have the resources in total, but a trait, a per-provider limit or a filter "
+            "stands in the way"
+        ),
+    }
+
+
+def _lose(
+    plan: Plan,
+    sequence: list[_Kind],
+    hosts: dict,
+    lost_hosts: list[str],
+    existing: list[_Kind],
+    trace: list | None = None,
+) -> dict:
+    """Lose ``lost_hosts``: place their instances (the demand's, then those the snapshot already had there)
+    again on the other hosts as the plan left them; the plan is put back afterwards."""
+    state = _survivors_state(plan)
+    plan.down = set(lost_hosts)
+    lost: dict[str, dict] = {}
+    moved: dict[str, int] = {}
+    try:
+        again = []
+        for kind in sequence:
+            count = sum(hosts.get(h, {}).get(kind.name, 0) for h in lost_hosts)
+            if count:
+                again.append(dataclasses.replace(kind, count=count, reason=kind.reason if kind.blocked else None))
+        for kind in existing:
+            count = sum(kind.on_hosts.get(h, 0) for h in lost_hosts)
+            if count:
+                again.append(dataclasses.replace(kind, count=count, reason=kind.reason if kind.blocked else None))
+        _placed, unplaced, _hosts = _run(plan, again, trace)
+        for kind in again:
+            moved[kind.name] = kind.count
+            if unplaced[kind.name]:
+                lost[kind.name] = dict(_why_lost(plan, kind, lost_hosts), count=unplaced[kind.name])
+    finally:
+        _put_back(plan, state)
+    return {"hosts": list(lost_hosts), "moved": moved, "lost": lost, "survives": not lost}
+
+
 def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> dict:
     """Lose the ``failures`` hosts carrying most of the demand and re-place their instances on the rest."""
     if not failures:
@@ -923,27 +1029,190 @@ def _headroom(plan: Plan, sequence: list[_Kind], hosts: dict, failures: int) -> 
         others = [n for r, n in plan.root_name.items() if n not in hosts]
         ranked += others[: failures - len(ranked)]
     lost_hosts = ranked[:failures]
-    saved, pools, instances = (
-        plan.usage(),
-        {n: [dict(p) for p in ps] for n, ps in plan.pools.items()},
-        dict(plan.instances),
-    )
-    drawn, refused = dict(plan.drawn), {name: dict(entry) for name, entry in plan.refused.items()}
-    cells = {name: [dict(cell) for cell in host] for name, host in plan.cells.items()}
-    plan.down = set(lost_hosts)
-    try:
-        again = []
-        for kind in sequence:
-            count = sum(hosts.get(h, {}).get(kind.name, 0) for h in lost_hosts)
-            if count:
-                again.append(dataclasses.replace(kind, count=count))
-        _placed, unplaced, _hosts = _run(plan, again, None)
-    finally:
-        plan.down = set()
-        plan.restore(saved, pools, instances)
-        plan.drawn, plan.refused, plan.cells = drawn, refused, cells
-    lost = {name: n for name, n in unplaced.items() if n}
+    outcome = _lose(plan, sequence, hosts, lost_hosts, [])
+    lost = {name: entry["count"] for name, entry in outcome["lost"].items()}
     return {"failures": failures, "survives": not lost, "lost": lost, "hosts_lost": lost_hosts}
+
+
+def _failure_answer(outcome: dict, placed: dict[str, int], domain: str | None) -> dict:
+    """A failure's outcome with what the demand still places."""
+    still = {name: n - (outcome["lost"].get(name) or {}).get("count", 0) for name, n in placed.items()}
+    return dict(outcome, domain=domain, still_placed=still)
+
+
+def _named_hosts(plan: Plan, fail_hosts) -> list[str]:
+    if isinstance(fail_hosts, str | bytes | Mapping) or not isinstance(fail_hosts, list | tuple):
+        raise CapacityOptionError(f"fail_hosts must be a list of host names, got {kind_of(fail_hosts)}")
+    if not fail_hosts:
+        raise CapacityOptionError("fail_hosts is empty: name at least one host of the fleet to lose")
+    if len(fail_hosts) > MAX_FAILURES:
+        raise CapacityOptionError(f"fail_hosts names {len(fail_hosts)} hosts, more than the {MAX_FAILURES} allowed")
+    known = plan.root_of_name
+    chosen: list[str] = []
+    unknown = []
+    for name in fail_hosts:
+        if not isinstance(name, str) or name not in known:
+            unknown.append(shown(name))
+        elif name not in chosen:
+            chosen.append(name)
+    if unknown:
+        raise CapacityOptionError(
+            f"fail_hosts: {', '.join(unknown)} is not a host of the fleet; "
+            + _known_names("host", sorted(known), fail_hosts)
+        )
+    return chosen
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.:@-]+\Z")
+_LISTED = 50
+
+
+def _known_names(what: str, known: list[str], given) -> str:
+    """The fleet's names for an error: all of them up to 50, else how many and the closest to those given."""
+
+    def named(name: str) -> str:
+        return name if isinstance(name, str) and _PLAIN_NAME.match(name) else shown(name)
+
+    if not known:
+        return f"the fleet has no {what}"
+    if len(known) <= _LISTED:
+        return f"the fleet's {what}s are " + ", ".join(named(n) for n in known)
+    wanted = [g for g in (given if isinstance(given, list | tuple) else [given]) if isinstance(g, str)]
+    close = []
+    for name in wanted:
+        close += [n for n in difflib.get_close_matches(name, known, n=5) if n not in close]
+    hint = f"; the closest: {', '.join(named(n) for n in close)}" if close else ""
+    return f"the fleet has {len(known):,} {what}s{hint}"
+
+
+def _domain_hosts(plan: Plan, fail_domain) -> list[str]:
+    """The hosts of an aggregate: by name in ``aggregates_metadata``, or by UUID in the snapshot's roots."""
+    if not isinstance(fail_domain, str) or not fail_domain:
+        raise CapacityOptionError(f"fail_domain must be an aggregate's name or UUID, got {kind_of(fail_domain)}")
+    named: dict[str, list[str]] = {}
+    for entry in plan.options.aggregates_metadata or ():
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+            named.setdefault(entry["name"], []).extend(h for h in entry.get("hosts") or () if isinstance(h, str))
+    if fail_domain in named:
+        hosts = [h for h in dict.fromkeys(named[fail_domain]) if h in plan.root_of_name]
+    else:
+        hosts = [p.name for p in plan.fleet.roots if fail_domain in p.aggregates]
+    if hosts:
+        return hosts
+    uuids = sorted({a for p in plan.fleet.roots for a in p.aggregates})
+    known = sorted(named) + uuids
+    if not known:
+        raise CapacityOptionError(
+            f"fail_domain: {shown(fail_domain)} is no aggregate with hosts in the fleet; the fleet has no aggregate "
+            "(give aggregates_metadata with names, or fail_hosts)"
+        )
+    raise CapacityOptionError(
+        f"fail_domain: {shown(fail_domain)} is no aggregate with hosts in the fleet; "
+        + _known_names("aggregate", known, fail_domain)
+    )
+
+
+def _worst_case_size(plan: Plan, worst_case) -> int:
+    if not isinstance(worst_case, Mapping) or set(worst_case) != {"hosts"}:
+        raise CapacityOptionError(f"worst_case must be {{hosts: K}} (K hosts lost at once), got {kind_of(worst_case)}")
+    k = _int_option("worst_case hosts", worst_case["hosts"], 1, MAX_FAILURES)
+    n = len(plan.root_name)
+    if k > n:
+        raise CapacityOptionError(f"worst_case hosts ({k}) is more than the fleet's {n} hosts")
+    combinations = math.comb(n, k)
+    if combinations > MAX_COMBINATIONS:
+        raise CapacityOptionError(
+            f"worst_case: losing {k} of {n} hosts is {combinations:,} combinations, more than the "
+            f"{MAX_COMBINATIONS:,} allowed; lower hosts, or name the hosts with fail_hosts or fail_domain"
+        )
+    return k
+
+
+def _worst_case(plan: Plan, sequence, hosts, placed, existing, k: int) -> dict:
+    """Every combination of ``k`` hosts lost; the one that loses the most instances (the first, in the
+    snapshot's order, among equals)."""
+    names = [plan.root_name[root] for root in plan.root_order]
+    worst = None
+    worst_lost = -1
+    survived = 0
+    count = 0
+    for combination in itertools.combinations(names, k):
+        count += 1
+        lost_hosts = list(combination)
+        if not any(hosts.get(h) for h in lost_hosts) and not any(
+            kind.on_hosts.get(h) for kind in existing for h in lost_hosts
+        ):
+            survived += 1  # nothing to move
+            if worst is None:
+                worst, worst_lost = {"hosts": lost_hosts, "moved": {}, "lost": {}, "survives": True}, 0
+            continue
+        outcome = _lose(plan, sequence, hosts, lost_hosts, existing)
+        total = sum(entry["count"] for entry in outcome["lost"].values())
+        survived += outcome["survives"]
+        if total > worst_lost:
+            worst, worst_lost = outcome, total
+    return {
+        "hosts": k,
+        "combinations": count,
+        "survived": survived,
+        "worst": _failure_answer(worst, placed, None),
+    }
+
+
+def _existing(plan: Plan) -> list[_Kind]:
+    """The instances the snapshot's ``allocations`` hold on each host, as flavors asking what they hold.
+
+    Consumers are grouped by what they hold on one host (a consumer of type INSTANCE or without a type;
+    migrations and quarantines are not placed again)."""
+    allocations = plan.snapshot.get("allocations")
+    if allocations is None:
+        return []
+    if not isinstance(allocations, Mapping):
+        raise CapacityOptionError(
+            "fleet: allocations must be {consumer UUID: {allocations: {provider UUID: {resources}}}} as "
+            f"placement_info returns them, got {kind_of(allocations)}"
+        )
+    providers = plan.fleet.providers
+    kinds: dict[tuple, _Kind] = {}
+    for consumer, entry in allocations.items():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("allocations"), Mapping):
+            raise CapacityOptionError(
+                f"fleet: allocations of consumer {shown(consumer)} must hold allocations by provider"
+            )
+        if entry.get("consumer_type") not in (None, "INSTANCE"):
+            continue
+        per_root: dict[str, dict[str, int]] = {}
+        for uuid, held in entry["allocations"].items():
+            resources = held.get("resources") if isinstance(held, Mapping) else None
+            if uuid not in providers or not isinstance(resources, Mapping):
+                continue  # a provider outside the snapshot
+            totals = per_root.setdefault(providers[uuid].root, {})
+            for rc, amount in resources.items():
+                if isinstance(amount, bool) or not isinstance(amount, int) or not 0 <= amount <= _LARGEST_FIGURE:
+                    raise CapacityOptionError(
+                        f"fleet: allocations of consumer {shown(consumer)}: {shown(rc)} must be a whole number "
+                        f"from 0 to {_LARGEST_FIGURE}, got {shown(amount)}"
+                    )
+                if amount:
+                    totals[str(rc)] = totals.get(str(rc), 0) + amount
+        if len(per_root) != 1:
+            continue  # nothing here, or held on two hosts at once (a move in progress)
+        ((root, totals),) = per_root.items()
+        signature = tuple(sorted(totals.items()))
+        kind = kinds.get(signature)
+        if kind is None:
+            name = "existing " + ",".join(f"{rc}={n}" for rc, n in signature)
+            specs = {f"resources:{rc}": str(n) for rc, n in signature}
+            for rc in ("VCPU", "MEMORY_MB", "DISK_GB"):
+                specs.setdefault(f"resources:{rc}", "0")
+            flavor = {"name": name, "vcpus": 1, "ram": 0, "disk": 0, "extra_specs": specs}
+            kind = kinds[signature] = _Kind(name, flavor, 0, -1)
+        host = plan.root_name[root]
+        kind.count += 1
+        kind.on_hosts[host] = kind.on_hosts.get(host, 0) + 1
+    found = list(kinds.values())
+    _translate(found, plan)
+    return found
 
 
 def capacity_plan(
@@ -958,13 +1227,21 @@ def capacity_plan(
     host_subset_size: int = 1,
     seed: int = 0,
     arrival: str = "settled",
+    fail_hosts=None,
+    fail_domain=None,
+    worst_case=None,
+    failure_trace: list | None = None,
+    what_if=None,
     **options,
 ) -> dict:
     """The demand placed on the fleet (see the module docstring); raises CapacityOptionError for bad input.
 
     ``options`` are flavor_fit's and the weighers' multipliers (``MULTIPLIERS``' names; None or absent:
     the ``weigher`` preset's value, else Nova's default). ``trace``, when a list, receives
-    ``{flavor, host, allocations}`` per instance placed, in order."""
+    ``{flavor, host, allocations}`` per instance placed, in order. ``fail_hosts`` (host names) or
+    ``fail_domain`` (an aggregate) lose those hosts at once (``failure``); ``worst_case`` ``{hosts: K}`` tries
+    every combination of K hosts (``worst_case``); ``failure_trace``, when a list, receives the steps of the
+    named failure's re-placement as ``trace`` does."""
     if order not in ORDERS:
         raise CapacityOptionError(f"order must be one of {', '.join(ORDERS)}, got {shown(order)}")
     if arrival not in ARRIVALS:
@@ -986,11 +1263,22 @@ def capacity_plan(
     if not isinstance(snapshot, Mapping):
         raise CapacityOptionError("fleet must be a fleet snapshot (what accel.openstack.placement_info returns)")
     kinds = _demand(demand)
+    options_given = dict(options, **given)
+    extra_hosts = _what_if_records(what_if, snapshot, checked.pci_in_placement) if what_if is not None else None
     with gc_paused():
         plan = Plan(snapshot, checked, weighing, per_tree, arrival)
         if failures > len(plan.root_name):
             raise CapacityOptionError(f"failures ({failures}) is more than the fleet's {len(plan.root_name)} hosts")
+        if fail_hosts is not None and fail_domain is not None:
+            raise CapacityOptionError("give fail_hosts or fail_domain, not both (fail_domain names the hosts itself)")
+        named = None
+        if fail_hosts is not None:
+            named = _named_hosts(plan, fail_hosts)
+        elif fail_domain is not None:
+            named = _domain_hosts(plan, fail_domain)
+        k = _worst_case_size(plan, worst_case) if worst_case is not None else 0
         _translate(kinds, plan)
+        existing = _existing(plan) if named is not None or k else []
         sequence = _placement_order(kinds, order)
         placed, unplaced, hosts = _run(plan, sequence, trace)
         short = [
@@ -1012,6 +1300,8 @@ def capacity_plan(
             "left": plan.left(),
             "stranded": _stranded(plan, kinds, placed),
             "headroom": _headroom(plan, sequence, hosts, failures),
+            "failure": None,
+            "worst_case": None,
             "reasons": reasons,
             "order": [k.name for k in sequence],
             "weigher": weigher,
@@ -1019,7 +1309,78 @@ def capacity_plan(
             "drawn": {k.name: plan.drawn.get(k.name, 0) for k in kinds},
             "refused": {k.name: plan.refused[k.name] for k in kinds if k.name in plan.refused},
         }
+        placed_now = result["placed"]
+        if named is not None:
+            outcome = _lose(plan, sequence, hosts, named, existing, failure_trace)
+            result["failure"] = _failure_answer(outcome, placed_now, fail_domain)
+        if k:
+            result["worst_case"] = _worst_case(plan, sequence, hosts, placed_now, existing, k)
+    result["what_if"] = None
+    if extra_hosts is not None:
+        settings = dict(
+            options_given,
+            order=order,
+            weigher=weigher,
+            per_tree=per_tree,
+            host_subset_size=host_subset_size,
+            seed=seed,
+            arrival=arrival,
+        )
+        result["what_if"] = [_what_if_answer(demand, snapshot, entry, result, settings) for entry in extra_hosts]
     return result
+
+
+def _what_if_records(what_if, snapshot, pci_in_placement: bool) -> list[tuple[str, list[dict], bool]]:
+    """Each what-if option's hosts as snapshot records, checked before anything is placed."""
+    if isinstance(what_if, str | bytes | Mapping) or not isinstance(what_if, list | tuple):
+        raise CapacityOptionError(
+            f"what_if must be a list of {{name, model, count, mode, ...}} options, got {kind_of(what_if)}"
+        )
+    if len(what_if) > MAX_WHAT_IF:
+        raise CapacityOptionError(f"what_if gives {len(what_if)} options, more than the {MAX_WHAT_IF} allowed")
+    taken = {
+        record.get("name")
+        for record in (snapshot.get("resource_providers") or () if isinstance(snapshot, Mapping) else ())
+        if isinstance(record, Mapping)
+    }
+    found = []
+    names = set()
+    for option in what_if:
+        try:
+            name, records, alone = what_if_hosts(option, pci_in_placement, taken)
+        except WhatIfError as exc:
+            raise CapacityOptionError(str(exc)) from exc
+        if name in names:
+            raise CapacityOptionError(f"what_if {name}: the name is given twice; give each option its own name")
+        names.add(name)
+        found.append((name, records, alone))
+    return found
+
+
+def _what_if_answer(demand, snapshot: Mapping, entry, baseline: dict, settings: dict) -> dict:
+    """The demand placed on the fleet with the option's hosts (or on them alone), against the plan."""
+    name, records, alone = entry
+    base = [] if alone else list(snapshot["resource_providers"])
+    other = capacity_plan(demand, {"resource_providers": base + records}, **settings)
+    added_hosts = {r["name"] for r in records if r.get("parent_provider_uuid") is None}
+    stranded: dict[str, int] = {}
+    for classes in other["stranded"].values():
+        for rc, item in classes.items():
+            stranded[rc] = stranded.get(rc, 0) + item["free"]
+    return {
+        "name": name,
+        "alone": alone,
+        "hosts_added": len(added_hosts),
+        "placed": other["placed"],
+        "unplaced": other["unplaced"],
+        "added": {flavor: n - baseline["placed"].get(flavor, 0) for flavor, n in other["placed"].items()},
+        "on_new_hosts": {
+            flavor: sum(per.get(flavor, 0) for host, per in other["hosts"].items() if host in added_hosts)
+            for flavor in other["placed"]
+        },
+        "stranded": dict(sorted(stranded.items())),
+        "reasons": other["reasons"],
+    }
 
 
 def capacity_table(plan: Mapping) -> list[str]:
@@ -1042,6 +1403,29 @@ def capacity_table(plan: Mapping) -> list[str]:
             lines.append(f"stranded on {host}: {entry.get('free')} {rc} free, none usable ({short})")
     for name, entry in sorted((plan.get("refused") or {}).items()):
         lines.append(f"refused by nova-compute: {name}: {entry.get('attempts')} build(s); {entry.get('detail')}")
+    failure = plan.get("failure")
+    if failure:
+        lines.extend(_failure_lines("losing", failure))
+    worst = plan.get("worst_case")
+    if worst:
+        lines.extend(
+            _failure_lines(
+                f"worst case of {worst.get('combinations')} combination(s) of {worst.get('hosts')} host(s) "
+                f"({worst.get('survived')} lose nothing): losing",
+                worst.get("worst") or {},
+            )
+        )
+    for option in plan.get("what_if") or ():
+        counts = ", ".join(
+            f"{name}: {n} ({(option.get('added') or {}).get(name, 0):+d})"
+            for name, n in (option.get("placed") or {}).items()
+        )
+        stranded = ", ".join(f"{n} {rc}" for rc, n in (option.get("stranded") or {}).items()) or "none"
+        where = "alone" if option.get("alone") else "added to the fleet"
+        lines.append(
+            f"what if {option.get('name')} ({option.get('hosts_added')} host(s) {where}): placed {counts}; "
+            f"stranded {stranded}"
+        )
     headroom = plan["headroom"]
     if headroom.get("failures"):
         lost = ", ".join(f"{name}: {n}" for name, n in (headroom.get("lost") or {}).items())
@@ -1049,4 +1433,19 @@ def capacity_table(plan: Mapping) -> list[str]:
             f"headroom: losing {headroom['failures']} host(s) ({', '.join(headroom.get('hosts_lost') or ())}): "
             + ("every instance fits elsewhere" if headroom.get("survives") else f"instances lost ({lost})")
         )
+    return lines
+
+
+def _failure_lines(prefix: str, failure: Mapping) -> list[str]:
+    hosts = ", ".join(failure.get("hosts") or ())
+    domain = f" (aggregate {failure['domain']})" if failure.get("domain") else ""
+    moved = sum((failure.get("moved") or {}).values())
+    lines = [
+        f"{prefix} {hosts}{domain}: {moved} instance(s) placed again, "
+        + ("every one fits elsewhere" if failure.get("survives") else "some no longer fit")
+    ]
+    for name, entry in (failure.get("lost") or {}).items():
+        lines.append(f"  lost {entry.get('count')} of {name}: {entry.get('code')}: {entry.get('detail')}")
+    still = ", ".join(f"{name}: {n}" for name, n in (failure.get("still_placed") or {}).items())
+    lines.append(f"  the demand still placed: {still}")
     return lines

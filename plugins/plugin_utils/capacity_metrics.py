@@ -154,6 +154,41 @@ def _plan_metrics(plan: Mapping, out: _Families) -> None:
         out.add("accel_capacity_headroom_lost_instances", (headroom.get("lost") or {}).get(name, 0), flavor=name)
         out.add("accel_capacity_refused_builds", (refused.get(name) or {}).get("attempts", 0), flavor=name)
         out.add("accel_capacity_drawn_instances", drawn.get(name, 0), flavor=name)
+    _failure_metrics(plan, out)
+
+
+def _failure_metrics(plan: Mapping, out: _Families) -> None:
+    """The named failure, the worst case and the what-if options, when the plan has them."""
+    placed = plan.get("placed") or {}
+    for key, family, words in (
+        ("failure", "accel_capacity_failure", "the named hosts or aggregate are lost"),
+        ("worst_case", "accel_capacity_worst_case", "the worst combination of hosts is lost"),
+    ):
+        answer = plan.get(key)
+        if not isinstance(answer, Mapping):
+            continue
+        failure = answer.get("worst") if key == "worst_case" else answer
+        if not isinstance(failure, Mapping):
+            continue
+        out.declare(f"{family}_hosts", f"Hosts lost when {words}.")
+        out.declare(f"{family}_survives", f"1 when every instance fits elsewhere when {words}.")
+        out.declare(f"{family}_lost_instances", f"Instances of the demand that no longer fit when {words}, per flavor.")
+        out.add(f"{family}_hosts", len(failure.get("hosts") or ()))
+        out.add(f"{family}_survives", bool(failure.get("survives")))
+        lost = failure.get("lost") or {}
+        for name in placed:
+            out.add(f"{family}_lost_instances", (lost.get(name) or {}).get("count", 0), flavor=name)
+    options = plan.get("what_if")
+    if options:
+        out.declare(
+            "accel_capacity_what_if_placed_instances", "Instances of the demand placed with the option's hosts."
+        )
+        out.declare("accel_capacity_what_if_stranded_devices", "Devices of the class stranded with the option's hosts.")
+        for option in options:
+            for name, count in (option.get("placed") or {}).items():
+                out.add("accel_capacity_what_if_placed_instances", count, option=option.get("name"), flavor=name)
+            for rc, count in (option.get("stranded") or {}).items():
+                out.add("accel_capacity_what_if_stranded_devices", count, option=option.get("name"), resource_class=rc)
 
 
 def capacity_metrics(report) -> str:

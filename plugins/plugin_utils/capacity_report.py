@@ -21,6 +21,7 @@ from jinja2 import Environment
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_table
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import GENERAL_CLASSES
 from ansible_collections.accel.openstack.plugins.plugin_utils.fleet import Fleet, FleetError
 
@@ -67,6 +68,17 @@ td.n { text-align: right; }
 {% endfor %}
 </table>
 <p id="headroom">{{ plan.headroom }}</p>
+{% for line in plan.failures %}<p class="failure">{{ line }}</p>
+{% endfor %}
+{% if plan.what_if %}
+<h2>What if: the demand with other hardware</h2>
+<table id="what_if">
+<tr><th>flavor</th><th>plan</th>{% for option in plan.what_if.options %}<th>{{ option }}</th>{% endfor %}</tr>
+{% for row in plan.what_if.rows %}
+<tr><td>{{ row.name }}</td><td>{{ row.plan }}</td>{% for cell in row.cells %}<td>{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}
+</table>
+{% endif %}
 {% endif %}
 <h2>Accelerators per host</h2>
 <p class="legend"><span><span class="sw" style="background:#4a78b5"></span>used</span>
@@ -143,7 +155,43 @@ def _plan_view(plan: Mapping) -> dict:
         )
     else:
         words = "No headroom check asked (failures: 0)."
-    return {"rows": rows, "headroom": words, "weigher": plan.get("weigher"), "order": plan.get("order") or []}
+    failures = []
+    if plan.get("failure") or plan.get("worst_case"):
+        table = capacity_table(plan)
+        failures = [line.strip() for line in table if line.startswith(("losing ", "worst case ", "  "))]
+    return {
+        "rows": rows,
+        "headroom": words,
+        "weigher": plan.get("weigher"),
+        "order": plan.get("order") or [],
+        "failures": failures,
+        "what_if": _what_if_view(plan),
+    }
+
+
+def _what_if_view(plan: Mapping) -> dict | None:
+    """The what-if options side by side: per flavor the instances placed, with how many more than the plan,
+    then the devices each option leaves stranded."""
+    options = plan.get("what_if")
+    if not options:
+        return None
+    rows = []
+    for name, n in plan["placed"].items():
+        cells = []
+        for option in options:
+            placed = (option.get("placed") or {}).get(name, 0)
+            added = (option.get("added") or {}).get(name, 0)
+            cells.append(f"{placed} ({added:+d})")
+        rows.append({"name": name, "plan": str(n), "cells": cells})
+    stranded = []
+    for option in options:
+        parts = [f"{count} {rc}" for rc, count in (option.get("stranded") or {}).items()]
+        stranded.append(", ".join(parts) or "none")
+    rows.append({"name": "stranded devices", "plan": "", "cells": stranded})
+    headers = [
+        f"{o.get('name')} ({o.get('hosts_added')} host(s){', alone' if o.get('alone') else ''})" for o in options
+    ]
+    return {"options": headers, "rows": rows}
 
 
 def _bars(fleet: Fleet, plan: Mapping | None) -> tuple[list[dict], int]:

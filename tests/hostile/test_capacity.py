@@ -115,3 +115,55 @@ def test_the_role_refuses_a_metrics_file_name_outside_the_directory(tmp_path, na
     assert report["rc"] != 0
     assert "must be a plain file name ending in .prom" in report["stdout"] + str(report["plays"])
     assert list(tmp_path.rglob("*.prom")) == [] and not (tmp_path.parent / "outside.prom").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"fail_hosts": ["c1"] * 1001}, "fail_hosts names 1001 hosts, more than the 1000 allowed"),
+        (
+            {"fail_hosts": [{"name": "c1"}]},
+            "fail_hosts: <a mapping> is not a host of the fleet; the fleet's hosts are c1",
+        ),
+        ({"fail_hosts": ["c1\nFAKE LINE"]}, "fail_hosts: 'c1\\nFAKE LINE' is not a host of the fleet"),
+        ({"fail_domain": "x" * 10**6}, "fail_domain: "),
+        ({"worst_case": {"hosts": 10**40}}, "worst_case hosts must be a whole number from 1 to 1000"),
+        ({"worst_case": {"hosts": "1"}}, "worst_case hosts must be a whole number"),
+        (
+            {"what_if": [{"name": "n", "model": "H200", "count": 10**40, "mode": "passthrough"}]},
+            "count must be a whole",
+        ),
+        (
+            {"what_if": [{"name": "../etc", "model": "H200", "count": 1, "mode": "passthrough"}]},
+            "what_if: name '../etc'",
+        ),
+        ({"what_if": [{"name": "n", "model": "H200", "count": 1, "mode": "passthrough", "shape": "../../x"}]}, "shape"),
+        (
+            {"what_if": [{"name": "n", "model": "H200", "count": 1, "mode": "passthrough", "gpus": 10**9}]},
+            "gpus must be",
+        ),
+    ],
+)
+def test_hostile_failure_and_what_if_options_are_refused_bounded(options, fragment):
+    started = time.monotonic()
+    with pytest.raises(CapacityOptionError) as exc:
+        capacity_plan([{"flavor": SMALL, "count": 1}], FLEET, **options)
+    assert fragment in str(exc.value)
+    assert len(str(exc.value)) < 1000 and "\n" not in str(exc.value)
+    assert time.monotonic() - started < 5
+
+
+def test_hostile_allocations_in_the_snapshot_are_refused_or_left_out():
+    fleet = dict(FLEET, allocations={"c": {"allocations": {"cn1": {"resources": {"VCPU": 10**40}}}}})
+    with pytest.raises(CapacityOptionError, match="must be a whole number from 0 to"):
+        capacity_plan([{"flavor": SMALL, "count": 1}], fleet, fail_hosts=["c1"])
+    # A provider outside the snapshot and a consumer of another type are left out, not trusted.
+    fleet = dict(
+        FLEET,
+        allocations={
+            "a": {"allocations": {"elsewhere": {"resources": {"VCPU": 1}}}},
+            "b": {"allocations": {"cn1": {"resources": {"VCPU": 1}}}, "consumer_type": "MIGRATION"},
+        },
+    )
+    result = capacity_plan([{"flavor": SMALL, "count": 1}], fleet, fail_hosts=["c1"])
+    assert result["failure"]["moved"] == {"small": 1}

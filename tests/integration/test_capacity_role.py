@@ -75,3 +75,41 @@ def test_capacity_playbook_writes_metrics_once_with_check_mode_and_diff(tmp_path
     assert [row[0] for row in page.tables["flavors"][1:]] == ["gpu", "small"] and page.rects
     table = task_results(applied, "Report the plan")["localhost"]["msg"]
     assert table[0].startswith("flavor") and any(line.startswith("gpu ") for line in table)
+
+
+def test_capacity_playbook_loses_an_inventory_group_and_tries_the_worst_case(tmp_path):
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("localhost\n\n[rack_a]\ngpu1\ncpu1\n")
+    extra = {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "accel_capacity_fleet": FLEET,
+        "accel_capacity_pci_aliases": ALIASES,
+        "accel_capacity_pci_in_placement": True,
+        "accel_capacity_fail_domain": "rack_a",
+        "accel_capacity_worst_case_hosts": 1,
+        "accel_capacity_what_if": [{"name": "more-h100", "model": "H100", "count": 1, "mode": "passthrough"}],
+        "accel_capacity_html": str(tmp_path / "capacity.html"),
+        "accel_capacity_demand": [
+            {"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 4},
+            {"flavor": flavor("small"), "count": 10},
+        ],
+        "accel_capacity_textfile_dir": str(tmp_path),
+        "accel_capacity_report": str(tmp_path / "capacity.json"),
+    }
+    done = run_playbook("playbooks/capacity.yml", str(inventory), extra)
+    assert done["rc"] == 0, str(done)[-3000:]
+    plan = json.loads((tmp_path / "capacity.json").read_text())["plan"]
+    # The group's hosts were passed as the hosts to lose (an inventory group is not an aggregate).
+    assert plan["failure"]["hosts"] == ["gpu1", "cpu1"] and plan["failure"]["domain"] is None
+    assert plan["failure"]["moved"]["gpu"] == plan["hosts"]["gpu1"]["gpu"]
+    assert plan["worst_case"]["combinations"] == 4
+    table = task_results(done, "Report the plan")["localhost"]["msg"]
+    assert any(line.startswith("losing gpu1, cpu1: ") for line in table)
+    assert any(line.startswith("worst case of 4 combination(s) of 1 host(s)") for line in table)
+    # One more H100 host (8 GPUs) takes the GPU instance the fleet had no room for.
+    (option,) = plan["what_if"]
+    assert plan["placed"]["gpu"] == 3 and option["placed"]["gpu"] == 4 and option["hosts_added"] == 1
+    assert option["added"] == {"gpu": 1, "small": 0} and option["on_new_hosts"]["gpu"] >= 1
+    page = Page((tmp_path / "capacity.html").read_text())
+    assert page.tables["what_if"][0] == ["flavor", "plan", "more-h100 (1 host(s))"]

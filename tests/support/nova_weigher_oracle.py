@@ -10,7 +10,9 @@ JSON cases on stdin, JSON results on stdout (``nova_venv.serve``). A case::
      "steps": [{"flavor": name, "queries": [...], "pcpu_fallback": bool,
                 "allocations": {...} or null (what the plan under test allocated, null: it found no host),
                 "refused": n (the hosts Nova chose whose nova-compute the plan says refuses the build),
-                "first": the host the plan drew first, with "host_subset_size" > 1 in the case}]}
+                "first": the host the plan drew first, with "host_subset_size" > 1 in the case,
+                "down": [names] (optional: hosts lost, whose nova-compute is down: their providers and
+                allocations stay in Placement and Nova's ComputeFilter drops them)}]}
 
 For each step the script asks the real Placement every query (``GET /allocation_candidates``), merges
 the answers as Nova's scheduler does (the first query's candidates, then the VCPU fallback's), builds one
@@ -153,8 +155,9 @@ def run_case(case: dict) -> dict:
                 if provider in name_of:
                     by_root.setdefault(provider, []).append(candidate)
         states = []
+        down = set(step.get("down") or ())
         for root, name in roots:
-            if root not in by_root:
+            if root not in by_root or name in down:
                 continue
             state = _host_state(host_state_cls, name, root, inventories[root], summaries, counts[name])
             state.allocation_candidates = by_root[root]

@@ -56,3 +56,24 @@ def test_lookup_refuses_a_multiplier_nova_refuses(tmp_path):
     done = run_lookup(tmp_path, "pci_weight_multiplier=-1")
     assert done.returncode != 0
     assert "pci_weight_multiplier must be at least 0.0" in done.stdout + done.stderr
+
+
+def test_lookup_loses_named_hosts_and_tries_the_worst_case(tmp_path):
+    done = run_lookup(
+        tmp_path, "pci_aliases=aliases, pci_in_placement=true, fail_hosts=['gpu1'], worst_case={'hosts': 2}"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (plan,) = json.loads(json.loads(done.stdout.split("=>", 1)[1])["msg"])
+    assert plan["failure"]["hosts"] == ["gpu1"]
+    assert plan["worst_case"]["combinations"] == 6  # 4 hosts, 2 at once
+    # Both GPU hosts lost: no surviving host has the device.
+    assert plan["worst_case"]["worst"]["hosts"] == ["gpu1", "gpu2"]
+    assert plan["worst_case"]["worst"]["lost"]["b"]["code"] == "no_host_with_device"
+
+
+def test_lookup_refuses_an_unknown_host_listing_the_fleets(tmp_path):
+    done = run_lookup(tmp_path, "fail_hosts=['gpu9']")
+    assert done.returncode != 0
+    assert "fail_hosts: 'gpu9' is not a host of the fleet; the fleet's hosts are cpu1, cpu2, gpu1, gpu2" in (
+        done.stdout + done.stderr
+    )

@@ -25,6 +25,9 @@ KEYS = {
     "weighers",
     "drawn",
     "refused",
+    "failure",
+    "worst_case",
+    "what_if",
 }
 
 

@@ -111,3 +111,34 @@ def test_bad_input_is_refused_through_the_filter(report):
         capacity_metrics(report)
     with pytest.raises(AnsibleFilterError, match="capacity_metrics"):
         FilterModule().filters()["capacity_metrics"](report)
+
+
+def test_failures_worst_case_and_what_if_are_metrics():
+    fleet = {"resource_providers": gpu_host(1) + gpu_host(2) + cpu_host(1)}
+    demand = [{"flavor": flavor("gpu", vcpus=8, ram=32768, **{"pci_passthrough:alias": "h100:1"}), "count": 3}]
+    option = {"name": "more", "model": "H100", "count": 1, "mode": "passthrough", "gpus": 2}
+    plan = capacity_plan(
+        demand,
+        fleet,
+        pci_aliases=ALIASES,
+        pci_in_placement=True,
+        fail_hosts=["gpu1"],
+        worst_case={"hosts": 2},
+        what_if=[option],
+    )
+    found = samples(capacity_metrics(plan))
+    assert found[("accel_capacity_failure_hosts", ())] == 1
+    assert (
+        found[("accel_capacity_failure_lost_instances", (("flavor", "gpu"),))]
+        == plan["failure"]["lost"]["gpu"]["count"]
+    )
+    assert found[("accel_capacity_failure_survives", ())] == 0
+    # Both GPU hosts lost: every GPU instance is lost.
+    assert plan["worst_case"]["worst"]["hosts"] == ["gpu1", "gpu2"]
+    assert found[("accel_capacity_worst_case_lost_instances", (("flavor", "gpu"),))] == 3
+    assert found[("accel_capacity_worst_case_hosts", ())] == 2
+    assert found[("accel_capacity_what_if_placed_instances", (("flavor", "gpu"), ("option", "more")))] == 3
+    # Without those options there is none of their families.
+    plain = samples(capacity_metrics(capacity_plan(demand, fleet, pci_aliases=ALIASES, pci_in_placement=True)))
+    new = ("accel_capacity_failure_", "accel_capacity_worst_case_", "accel_capacity_what_if_")
+    assert not [key for key in plain if key[0].startswith(new)]

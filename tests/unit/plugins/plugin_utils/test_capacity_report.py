@@ -6,7 +6,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.filter.capacity import FilterModule
-from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan
+from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_plan, capacity_table
 from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_report import BAR_WIDTH, MAX_BARS, capacity_html
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_fit import flavor_fit
 from tests.unit.plugins.plugin_utils.test_flavor_fit import ALIASES, cpu_host, flavor, gpu_host
@@ -113,3 +113,33 @@ def test_a_large_fleet_draws_at_most_max_bars_and_says_how_many_more():
     page = Page(text)
     assert len([r for r in page.rects if r["class"] == "used"]) == MAX_BARS
     assert "3 more bar(s)" in text
+
+
+def test_the_page_shows_the_what_if_options_side_by_side_and_the_failure():
+    demand = [
+        {"flavor": flavor("vgpu", vcpus=8, ram=16384, disk=0, **{"resources:VGPU": "1"}), "count": 40},
+        {"flavor": flavor("gpu", **{"pci_passthrough:alias": "h100:1"}), "count": 2},
+    ]
+    options = [
+        {"name": "l40s-4q", "model": "L40S", "count": 1, "mode": "vgpu", "type": "NVIDIA L40S-4Q", "gpus": 2},
+        {"name": "h200-mig", "model": "H200", "count": 2, "mode": "mig", "layout": "3g.71gb", "alone": True},
+    ]
+    plan = capacity_plan(
+        demand, FLEET, pci_aliases=ALIASES, pci_in_placement=True, what_if=options, fail_hosts=["gpu1"]
+    )
+    page = Page(capacity_html(FLEET, plan=plan))
+    assert page.tables["what_if"] == [
+        ["flavor", "plan", "l40s-4q (1 host(s))", "h200-mig (2 host(s), alone)"],
+        ["vgpu", "0", "24 (+24)", "32 (+32)"],
+        ["gpu", "2", "2 (+0)", "0 (-2)"],
+        ["stranded devices", "", "none", "none"],
+    ]
+    text = capacity_html(FLEET, plan=plan)
+    # gpu2 has one H100 in use already: the one on gpu1 finds no place.
+    assert '<p class="failure">losing gpu1: 1 instance(s) placed again, some no longer fit</p>' in text
+    assert (
+        '<p class="failure">lost 1 of gpu: survivors_full: no surviving host has CUSTOM_NVIDIA_H100 free for one '
+        "more instance</p>"
+    ) in text
+    lines = capacity_table(plan)
+    assert "what if h200-mig (2 host(s) alone): placed vgpu: 32 (+32), gpu: 0 (-2); stranded none" in lines
