@@ -142,7 +142,6 @@ def test_lookups_refuse_a_combinatorial_query_and_bad_types(tmp_path):
         ("playbooks/replace_hardware.yml", "accel_nova_compute_group"),
         ("playbooks/health.yml", "accel_health_hosts"),
         ("playbooks/capacity.yml", "accel_capacity_target"),
-
         ("playbooks/pci_in_placement.yml", "accel_nova_compute_group"),
     ],
 )
