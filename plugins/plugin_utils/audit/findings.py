@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 
-AREAS = ("host", "nova", "placement", "flavor", "cyborg", "health")
+AREAS = ("host", "nova", "placement", "flavor", "cyborg", "health", "migration")
 SEVERITIES = ("error", "warning", "info")
 FAIL_ON = (*SEVERITIES, "never")
 FIELDS = ("host", "area", "code", "severity", "message", "fix")
@@ -58,6 +58,9 @@ CODES: dict[str, tuple[str, str]] = {
     "flavor_unplaceable": ("flavor", "error"),
     "flavor_sold_out": ("flavor", "info"),
     "gpu_host_unreserved": ("flavor", "warning"),
+    # live migration of GPU and PCI instances
+    "migration_blocked": ("migration", "warning"),
+    "migration_no_target": ("migration", "info"),
     # GPU health (the gpu_health module's fact)
     "gpu_failed": ("health", "error"),
     "gpu_degraded": ("health", "warning"),
