@@ -495,9 +495,8 @@ def _drains(model: Migration, report: list[dict]) -> dict:
                 continue
             found = model.targets(entry["_instance"], Fleet.from_snapshot(snapshot))
             if not found["targets"]:
-                stuck[entry["name"]] = "no other host has room: " + _sentence(
-                    f"{h}: {w}" for h, w in sorted(found["why_not"].items()) if w != "the source host"
-                )
+                others = [f"{h}: {w}" for h, w in sorted(found["why_not"].items()) if w != "the source host"]
+                stuck[entry["name"]] = "no other host has room: " + (_sentence(others) or "there is no other host")
                 continue
             target_root, candidate = next(iter(found["first"].items()))
             moves[entry["name"]] = model.hosts[target_root].name

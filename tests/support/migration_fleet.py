@@ -12,7 +12,11 @@ NS = uuid.UUID("6f1c2a44-8f51-4b7e-9d0a-3c7b6e2f1a90")
 PCI_RC = "CUSTOM_PCI_10DE_2331"
 MDEV_TYPE = "nvidia-35"
 ALIAS = {"name": "h100", "vendor_id": "10de", "product_id": "2331", "device_type": "type-PF", "live_migratable": "true"}
-GOOD_FACTS = {"accel_kernel_release": "6.1.0-18-amd64", "accel_libvirt_version": "10.0.0", "accel_qemu_version": "8.2.2"}
+GOOD_FACTS = {
+    "accel_kernel_release": "6.1.0-18-amd64",
+    "accel_libvirt_version": "10.0.0",
+    "accel_qemu_version": "8.2.2",
+}
 
 
 def uid(text: str) -> str:
