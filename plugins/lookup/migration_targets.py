@@ -73,7 +73,7 @@ _raw:
           C(migratable), C(blockers) (C({code, detail, fix}); codes V(accelerator), V(version_too_old),
           V(post_copy_permitted), V(mdev_type_unknown), V(device_not_live_migratable), V(alias_not_live_migratable),
           V(alias_unknown), V(spread_over_hosts)), C(targets) (host names, the RAMWeigher's order), C(why_not)
-          (C({host: reason}) for every other host) and C(query) (the Placement query for its resources)."
+          (C({host: reason}) for every host that is no target, all of a host's reasons) and C(query) (the Placement query for its resources)."
       type: list
       elements: dict
     drain:

@@ -30,6 +30,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
+from ansible_collections.accel.openstack.plugins.module_utils._names.uuids import is_uuid_like
 from ansible_collections.accel.openstack.plugins.module_utils._nova import deployed
 from ansible_collections.accel.openstack.plugins.module_utils._placement.quarantine import (
     CONSUMER_TYPE,
@@ -188,12 +189,19 @@ class Migration:
         """Every consumer holding a device, with its source, devices and blockers (sorted by host, name)."""
         found = []
         for consumer, record in sorted((self.snapshot.get("allocations") or {}).items()):
-            if record.get("consumer_type") == CONSUMER_TYPE or record.get("project_id") == QUARANTINE_PROJECT:
+            # a quarantine or a migration in progress is no instance; nor is a consumer that is no server UUID
+            if (
+                record.get("consumer_type") in (CONSUMER_TYPE, "MIGRATION")
+                or record.get("project_id") == QUARANTINE_PROJECT
+            ):
+                continue
+            if not is_uuid_like(consumer) or (self.servers and str(consumer) not in self.servers):
                 continue
             held = {p: dict((a or {}).get("resources") or {}) for p, a in record["allocations"].items()}
-            held = {p: r for p, r in held.items() if p in self.fleet.providers and r}
+            held = {p: r for p, r in held.items() if p in self.fleet.providers and isinstance(r, dict) and r}
             devices = [p for p in held if self.fleet.providers[p].parent is not None]
-            if not devices:
+            # an instance holds its compute node's VCPU or memory; devices alone are a leaked allocation
+            if not devices or not any(self.fleet.providers[p].parent is None for p in held):
                 continue
             roots = {self.fleet.providers[p].root for p in held}
             found.append(self._instance(str(consumer), held, devices, roots))
@@ -351,7 +359,8 @@ class Migration:
             if root.uuid == instance["source_root"]:
                 why_not[host.name] = "the source host"
                 continue
-            if record.get("disabled") or DISABLED_TRAIT in root.traits:
+            disabled = bool(record.get("disabled")) or DISABLED_TRAIT in root.traits
+            if disabled:
                 reasons.append(f"its compute service is disabled ({DISABLED_TRAIT})")
             for kind in sorted(kinds):
                 reasons += host.too_old(kind)
@@ -363,7 +372,7 @@ class Migration:
                 candidates = [c for c in candidates if self._same_types(instance, c, host, fleet)]
                 if not candidates and not reasons:
                     reasons.append(f"no free unit of mdev type {', '.join(t for t in source_types if t)}")
-            if not candidates and not reasons:
+            if not by_root.get(root.uuid) and not disabled:
                 reasons.append(self._short_of(instance, root.uuid, fleet))
             if reasons:
                 why_not[host.name] = "; ".join(reasons)

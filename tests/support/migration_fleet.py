@@ -37,7 +37,7 @@ def host_providers(name: str, ram: int = 65536, vgpus: int = 4, tagged: bool = T
             "parent_provider_uuid": None,
             "inventories": {"VCPU": _inventory(64), "MEMORY_MB": _inventory(ram), "DISK_GB": _inventory(1000)},
             "usages": {},
-            "traits": ["COMPUTE_STATUS_ENABLED"],
+            "traits": ["HW_CPU_X86_AVX2"],
             "aggregates": [],
         },
         {

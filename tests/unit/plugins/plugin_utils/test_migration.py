@@ -186,7 +186,7 @@ def test_a_quarantined_or_disabled_target_is_no_target():
     place(inputs, "vm", "gpu-01", "pci")
     # the device of gpu-02 is quarantined: its quarantine consumer holds it (and is no instance)
     device = uid("gpu-02/pci")
-    inputs["fleet"]["allocations"]["q"] = {
+    inputs["fleet"]["allocations"][uid("quarantine")] = {
         "allocations": {device: {"resources": {PCI_RC: 1}}},
         "consumer_type": "QUARANTINE",
         "project_id": "accel-openstack-quarantine",
@@ -197,8 +197,10 @@ def test_a_quarantined_or_disabled_target_is_no_target():
     assert [i["name"] for i in report["instances"]] == ["vm"]
     entry = report["instances"][0]
     assert entry["targets"] == [] and entry["migratable"] is False
-    assert entry["why_not"]["gpu-02"].startswith(f"not enough free {PCI_RC}")
-    assert entry["why_not"]["gpu-03"].startswith("its compute service is disabled (COMPUTE_STATUS_DISABLED)")
+    assert entry["why_not"]["gpu-02"] == (
+        f"not enough free {PCI_RC} on a HW_PCI_LIVE_MIGRATABLE device: needs 1, at most 0 free on one provider"
+    )
+    assert entry["why_not"]["gpu-03"] == "its compute service is disabled (COMPUTE_STATUS_DISABLED)"
 
 
 def test_no_other_host_and_the_drain_summary_counts_each_free_device_once():
@@ -255,12 +257,27 @@ def test_a_cyborg_accelerator_cannot_live_migrate():
             "aggregates": [],
         }
     )  # fmt: skip
-    inputs["fleet"]["allocations"]["arq"] = {
+    inputs["fleet"]["allocations"][uid("server/arq")] = {
         "allocations": {root: {"resources": {"VCPU": 2}}, uid("fpga"): {"resources": {"FPGA": 1}}}
     }
     (entry,) = _report(inputs)["instances"]
     assert _codes(entry) == ["accelerator"]
     assert entry["devices"][0]["kind"] == "other"
+
+
+def test_only_server_consumers_holding_their_compute_node_are_instances():
+    inputs = cloud()
+    place(inputs, "vm", "gpu-01", "pci")
+    allocations = inputs["fleet"]["allocations"]
+    record = allocations[uid("server/vm")]
+    allocations["x; openstack project delete admin"] = record  # no UUID: never reaches a message
+    allocations[uid("migration")] = dict(record, consumer_type="MIGRATION")  # a move in progress holds the source
+    allocations[uid("leak")] = {"allocations": {uid("gpu-02/vgpu"): {"resources": {"VGPU": 1}}}}  # devices only
+    allocations[uid("other-server")] = record  # not among the servers given
+    report = _report(inputs)
+    assert [i["name"] for i in report["instances"]] == ["vm"]
+    inputs["servers"] = []  # servers not known: every UUID consumer holding its compute node counts
+    assert sorted(i["uuid"] for i in _report(inputs)["instances"]) == sorted([uid("server/vm"), uid("other-server")])
 
 
 def test_the_lookup_refuses_bad_input_with_a_message_naming_it(tmp_path):
@@ -360,3 +377,17 @@ def test_version_minima_and_live_migratable_decisions_are_nova_34s():
     assert [n.get("live_migratable") for n in theirs["aliases"]] == [True] * 5 + [False] * 4
     # nova-compute reports HW_PCI_LIVE_MIGRATABLE exactly for the tags its alias check calls true
     assert theirs["tags"] == [True] * 5 + [False] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"), [("6.1.0-18-amd64\n", "6.1.0-18-amd64"), ("$(reboot)\n", None), ("", None), (None, None)]
+)
+def test_the_kernel_release_is_read_from_the_roots_proc_and_left_out_when_it_is_no_release(tmp_path, text, fact):
+    from ansible_collections.accel.openstack.plugins.module_utils._host.discovery import discover
+
+    if text is not None:
+        (tmp_path / "proc" / "sys" / "kernel").mkdir(parents=True)
+        (tmp_path / "proc" / "sys" / "kernel" / "osrelease").write_text(text)
+    facts, _warnings = discover(str(tmp_path))
+    assert facts.get("accel_kernel_release") == fact
+    assert ("accel_kernel_release" in facts) is (fact is not None)
