@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import re
+import shlex
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -60,6 +61,7 @@ MINIMA = {
 }
 MAX_INSTANCES = 20000
 _VERSION = re.compile(r"(\d{1,6})(?:\.(\d{1,6}))?(?:\.(\d{1,6}))?")
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 _LIBVIRT_NAME = re.compile(r"_pci_([0-9a-f]{4})_([0-9a-f]{2})_([0-9a-f]{2})_([0-7])$")
 
 
@@ -81,6 +83,12 @@ def parse_version(text: object) -> tuple[int, int, int] | None:
     return tuple(int(part or 0) for part in found.groups())  # type: ignore[return-value]
 
 
+def shown(name: object) -> str:
+    """A name read from a host or a service as text shows it: as it is when it is a plain name, else quoted."""
+    text = str(name)
+    return text if _PLAIN.fullmatch(text) else shlex.quote(text[:200])
+
+
 def _text(version: tuple) -> str:
     return ".".join(str(v) for v in version)
 
@@ -90,6 +98,7 @@ class _Host:
 
     def __init__(self, name: str, facts: Mapping, config: Mapping):
         self.name = name
+        self.shown = shown(name)
         self.facts = facts
         self.config = config
         self.versions = {kind: parse_version(facts.get(fact)) for kind, fact in VERSION_FACTS.items()}
@@ -117,10 +126,11 @@ class _Host:
             have = self.versions[part]
             if have is None:
                 out.append(
-                    f"{part} version of {self.name} is not known (give {VERSION_FACTS[part]} in its facts or inventory)"
+                    f"{part} version of {self.shown} is not known "
+                    f"(give {VERSION_FACTS[part]} in its facts or inventory)"
                 )
             elif have < minimum:
-                out.append(f"{part} {_text(have)} on {self.name} is older than {_text(minimum)}")
+                out.append(f"{part} {_text(have)} on {self.shown} is older than {_text(minimum)}")
         return out
 
 
@@ -257,22 +267,25 @@ class Migration:
             if source.post_copy:
                 block(
                     "post_copy_permitted",
-                    f"[libvirt] live_migration_permit_post_copy is true on {source.name}; "
+                    f"[libvirt] live_migration_permit_post_copy is true on {source.shown}; "
                     "vGPU live migration needs it false",
-                    f"set [libvirt] live_migration_permit_post_copy = false on {source.name}'s nova-compute",
+                    f"set [libvirt] live_migration_permit_post_copy = false on {source.shown}'s nova-compute",
                 )
             for item in items:
                 if item["kind"] == "vgpu" and item["mdev_type"] is None:
-                    block("mdev_type_unknown", f"the mdev type of {item['provider']} is not known",
-                          f"give {source.name}'s deployed [devices] enabled_mdev_types (nova_config_info)")  # fmt: skip
+                    block(
+                        "mdev_type_unknown",
+                        f"the mdev type of {shown(item['provider'])} is not known",
+                        f"give {source.shown}'s deployed [devices] enabled_mdev_types (nova_config_info)",
+                    )
         if "pci" in kinds:
             for item in items:
                 if item["kind"] == "pci" and LIVE_MIGRATABLE_TRAIT not in self.fleet.providers[self._uuid(item)].traits:
                     block(
                         "device_not_live_migratable",
-                        f"{item['provider']} lacks {LIVE_MIGRATABLE_TRAIT}: its [pci] device_spec entry is not tagged "
-                        'live_migratable: "true"',
-                        f'tag the device live_migratable: "true" in {source.name}\'s [pci] device_spec (policy key '
+                        f"{shown(item['provider'])} lacks {LIVE_MIGRATABLE_TRAIT}: its [pci] device_spec entry "
+                        'is not tagged live_migratable: "true"',
+                        f'tag the device live_migratable: "true" in {source.shown}\'s [pci] device_spec (policy key '
                         "live_migratable) if its driver supports VFIO migration",
                     )
             self._check_aliases(extra_specs if flavor is not None else None, items, block)
@@ -310,9 +323,9 @@ class Migration:
             if not specs or not all(s.get("live_migratable") == "true" for s in specs):
                 block(
                     "alias_not_live_migratable",
-                    f'PCI alias {name} does not ask live_migratable: "true" (Nova refuses: "This request does not '
-                    'explicitly request live-migratable devices.")',
-                    f'add "live_migratable": "true" to every [pci] alias entry named {name} on nova-api and the '
+                    f'PCI alias {shown(name)} does not ask live_migratable: "true" (Nova refuses: "This request '
+                    'does not explicitly request live-migratable devices.")',
+                    f'add "live_migratable": "true" to every [pci] alias entry named {shown(name)} on nova-api and the '
                     "scheduler (new instances of the flavor are then placed on tagged devices only)",
                 )
 
@@ -366,12 +379,12 @@ class Migration:
                 reasons += host.too_old(kind)
             for mdev_type in source_types:
                 if mdev_type and mdev_type not in host.enabled_types:
-                    reasons.append(f"mdev type {mdev_type} is not in its [devices] enabled_mdev_types")
+                    reasons.append(f"mdev type {shown(mdev_type)} is not in its [devices] enabled_mdev_types")
             candidates = by_root.get(root.uuid, [])
             if source_types and candidates:
                 candidates = [c for c in candidates if self._same_types(instance, c, host, fleet)]
                 if not candidates and not reasons:
-                    reasons.append(f"no free unit of mdev type {', '.join(t for t in source_types if t)}")
+                    reasons.append(f"no free unit of mdev type {', '.join(shown(t) for t in source_types if t)}")
             if not by_root.get(root.uuid) and not disabled:
                 reasons.append(self._short_of(instance, root.uuid, fleet))
             if reasons:
@@ -504,7 +517,7 @@ def _drains(model: Migration, report: list[dict]) -> dict:
                 continue
             found = model.targets(entry["_instance"], Fleet.from_snapshot(snapshot))
             if not found["targets"]:
-                others = [f"{h}: {w}" for h, w in sorted(found["why_not"].items()) if w != "the source host"]
+                others = [f"{shown(h)}: {w}" for h, w in sorted(found["why_not"].items()) if w != "the source host"]
                 stuck[entry["name"]] = "no other host has room: " + (_sentence(others) or "there is no other host")
                 continue
             target_root, candidate = next(iter(found["first"].items()))
@@ -512,8 +525,8 @@ def _drains(model: Migration, report: list[dict]) -> dict:
             for provider, taken in candidate["allocations"].items():
                 for rc, amount in taken["resources"].items():
                     usage[provider][rc] = usage[provider].get(rc, 0) + amount
-        summary = f"draining {host} moves {len(moves)} of {len(entries)} instances"
+        summary = f"draining {shown(host)} moves {len(moves)} of {len(entries)} instances"
         if stuck:
-            summary += f"; {len(stuck)} cannot move: " + "; ".join(f"{n} ({w})" for n, w in stuck.items())
+            summary += f"; {len(stuck)} cannot move: " + "; ".join(f"{shown(n)} ({w})" for n, w in stuck.items())
         out[host] = {"moves": moves, "cannot_move": stuck, "summary": summary}
     return out

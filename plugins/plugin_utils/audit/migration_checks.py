@@ -7,7 +7,7 @@ room now (``migration_no_target``). Read from the snapshot's ``allocations``; wi
 from __future__ import annotations
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
-from ansible_collections.accel.openstack.plugins.plugin_utils.migration import Migration
+from ansible_collections.accel.openstack.plugins.plugin_utils.migration import Migration, shown
 
 
 def check_migration(cloud) -> list[dict]:
@@ -23,7 +23,7 @@ def check_migration(cloud) -> list[dict]:
     )
     found = []
     for instance in model.instances():
-        who = f"instance {instance['uuid']} on {instance['host']}"
+        who = f"instance {instance['uuid']} on {shown(instance['host'])}"
         if instance["blockers"]:
             found.append(
                 finding(
@@ -36,7 +36,9 @@ def check_migration(cloud) -> list[dict]:
             continue
         answer = model.targets(instance)
         if not answer["targets"]:
-            others = "; ".join(f"{h}: {w}" for h, w in sorted(answer["why_not"].items()) if h != instance["host"])
+            others = "; ".join(
+                f"{shown(h)}: {w}" for h, w in sorted(answer["why_not"].items()) if h != instance["host"]
+            )
             found.append(
                 finding(
                     instance["host"],

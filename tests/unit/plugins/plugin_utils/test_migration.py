@@ -391,3 +391,20 @@ def test_the_kernel_release_is_read_from_the_roots_proc_and_left_out_when_it_is_
     facts, _warnings = discover(str(tmp_path))
     assert facts.get("accel_kernel_release") == fact
     assert ("accel_kernel_release" in facts) is (fact is not None)
+
+
+def test_names_read_from_placement_and_hosts_are_quoted_in_every_text():
+    inputs = cloud()
+    place(inputs, "vm", "gpu-01", "vgpu")
+    odd = "gpu-02; reboot"
+    provider(inputs, "gpu-02")["name"] = odd
+    provider(inputs, "gpu-02_pci_0000_84_00_0")["name"] = f"{odd}_pci_0000_84_00_0"
+    inputs["deployed"][odd] = inputs["deployed"].pop("gpu-02")
+    inputs["hosts"][odd] = inputs["hosts"].pop("gpu-02")
+    inputs["hosts"][odd]["accel_qemu_version"] = "7.2.0"
+    inputs["deployed"]["gpu-01"]["compute"]["libvirt"]["live_migration_permit_post_copy"] = ["true"]
+    report = _report(inputs)
+    entry = _one(report, "vm")
+    assert entry["why_not"][odd] == "qemu 7.2.0 on 'gpu-02; reboot' is older than 8.1.0"
+    assert "; reboot" not in entry["blockers"][0]["fix"]
+    assert migration.shown("nvidia-35") == "nvidia-35" and migration.shown("a b") == "'a b'"
