@@ -311,26 +311,43 @@ def test_the_audit_reports_an_instance_that_cannot_move_and_one_with_no_target()
     inputs = cloud(("gpu-01", "gpu-02"))
     place(inputs, "vm-gpu", "gpu-01", "vgpu")
     place(inputs, "vm-pci", "gpu-01", "pci")
+    place(inputs, "vm-plain", "gpu-02", "pci")
     inputs["deployed"]["gpu-01"]["compute"]["libvirt"]["live_migration_permit_post_copy"] = ["true"]
-    provider(inputs, "gpu-02_0000:41:00.0")["usages"] = {PCI_RC: 1}
+    provider(inputs, "gpu-02_0000:41:00.0")["traits"] = ["COMPUTE_MANAGED_PCI_DEVICE"]  # plain passthrough
     for services in inputs["deployed"].values():
         services["compute"]["pci"]["alias"] = ['{"name": "h100", "vendor_id": "10de", "product_id": "2331", '
                                                '"device_type": "type-PF", "live_migratable": "true"}']  # fmt: skip
     found = audit_cloud(inputs["hosts"], inputs["deployed"], inputs["fleet"])["findings"]
-    mine = sorted((f["code"], f["severity"], f["message"]) for f in found if f["area"] == "migration")
+    mine = sorted((f["code"], f["severity"], f["host"], f["message"]) for f in found if f["area"] == "migration")
     assert mine == [
         (
             "migration_blocked",
+            "info",
+            "gpu-02",
+            f"instance {uid('server/vm-plain')} on gpu-02 cannot live-migrate: gpu-02_0000:41:00.0 lacks "
+            'HW_PCI_LIVE_MIGRATABLE: its [pci] device_spec entry is not tagged live_migratable: "true"',
+        ),
+        (
+            "migration_blocked",
             "warning",
+            "gpu-01",
             f"instance {uid('server/vm-gpu')} on gpu-01 cannot live-migrate: [libvirt] "
             "live_migration_permit_post_copy is true on gpu-01; vGPU live migration needs it false",
         ),
         (
             "migration_no_target",
             "info",
-            f"instance {uid('server/vm-pci')} on gpu-01 has no other host to live-migrate to now: gpu-02: not enough "
-            f"free {PCI_RC} on a HW_PCI_LIVE_MIGRATABLE device: needs 1, at most 0 free on one provider",
+            "gpu-01",
+            f"instance {uid('server/vm-pci')} on gpu-01 has no other host to live-migrate to now: gpu-02: no "
+            f"provider of {PCI_RC} on a HW_PCI_LIVE_MIGRATABLE device",
         ),
+    ]
+    # the live servers, when read, decide which consumers are instances; without allocations the area is silent
+    found = audit_cloud(inputs["hosts"], inputs["deployed"], inputs["fleet"], instances=[uid("server/vm-gpu")])
+    assert [f["code"] for f in found["findings"] if f["area"] == "migration"] == ["migration_blocked"]
+    quiet = dict(inputs["fleet"], allocations={})
+    assert not [
+        f for f in audit_cloud(inputs["hosts"], inputs["deployed"], quiet)["findings"] if f["area"] == "migration"
     ]
 
 
