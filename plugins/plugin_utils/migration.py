@@ -119,18 +119,22 @@ class _Host:
         address = "{}:{}:{}.{}".format(*found.groups())
         return self.type_of.get(address) or self.default_type
 
-    def too_old(self, kind: str) -> list[str]:
-        """Why this host's versions do not allow live-migrating a device of ``kind`` (empty when they do)."""
+    def too_old(self, kind: str) -> list[tuple[str, str]]:
+        """``(code, why)`` for each version of this host that does not allow live-migrating a device of ``kind``
+        (code ``version_too_old``, or ``version_unknown`` when it is not known); empty when they all do."""
         out = []
         for part, minimum in MINIMA[kind].items():
             have = self.versions[part]
             if have is None:
                 out.append(
-                    f"{part} version of {self.shown} is not known "
-                    f"(give {VERSION_FACTS[part]} in its facts or inventory)"
+                    (
+                        "version_unknown",
+                        f"{part} version of {self.shown} is not known "
+                        f"(give {VERSION_FACTS[part]} in its facts or inventory)",
+                    )
                 )
             elif have < minimum:
-                out.append(f"{part} {_text(have)} on {self.shown} is older than {_text(minimum)}")
+                out.append(("version_too_old", f"{part} {_text(have)} on {self.shown} is older than {_text(minimum)}"))
         return out
 
 
@@ -261,8 +265,8 @@ class Migration:
                 "cold-migrate it (resize or shelve and unshelve), or move the workload",
             )
         if "vgpu" in kinds:
-            for why in source.too_old("vgpu"):
-                block("version_too_old", why, f"vGPU live migration needs libvirt {_text(MDEV_MIN_LIBVIRT)}, "
+            for code, why in source.too_old("vgpu"):
+                block(code, why, f"vGPU live migration needs libvirt {_text(MDEV_MIN_LIBVIRT)}, "
                       f"QEMU {_text(MDEV_MIN_QEMU)} and kernel {_text(MDEV_MIN_KERNEL)} on both hosts")  # fmt: skip
             if source.post_copy:
                 block(
@@ -289,8 +293,8 @@ class Migration:
                         "live_migratable) if its driver supports VFIO migration",
                     )
             self._check_aliases(extra_specs if flavor is not None else None, items, block)
-            for why in source.too_old("pci"):
-                block("version_too_old", why, f"PCI live migration needs libvirt {_text(PCI_MIN_LIBVIRT)} and QEMU "
+            for code, why in source.too_old("pci"):
+                block(code, why, f"PCI live migration needs libvirt {_text(PCI_MIN_LIBVIRT)} and QEMU "
                       f"{_text(PCI_MIN_QEMU)} on both hosts")  # fmt: skip
         return {
             "uuid": consumer,
@@ -376,7 +380,7 @@ class Migration:
             if disabled:
                 reasons.append(f"its compute service is disabled ({DISABLED_TRAIT})")
             for kind in sorted(kinds):
-                reasons += host.too_old(kind)
+                reasons += [why for _code, why in host.too_old(kind)]
             for mdev_type in source_types:
                 if mdev_type and mdev_type not in host.enabled_types:
                     reasons.append(f"mdev type {shown(mdev_type)} is not in its [devices] enabled_mdev_types")

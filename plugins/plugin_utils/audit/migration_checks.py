@@ -5,8 +5,9 @@ host (``migration_blocked``, with Nova's reason and what to change) or that coul
 room now (``migration_no_target``). Read from the snapshot's ``allocations``; without them the area is silent.
 
 ``migration_blocked`` is a warning when the instance's devices are of a live-migratable kind (a vGPU, a PCI
-device tagged ``live_migratable``) and a setting or a version stands in the way; it is info when the device
-itself is not live-migratable (plain passthrough, a Cyborg accelerator), the usual state of a GPU cloud."""
+device tagged ``live_migratable``) and a setting or a known version stands in the way; it is info when the
+device itself is not live-migratable (plain passthrough, a Cyborg accelerator), the usual state of a GPU
+cloud, or when only what is not known (a version, the aliases, an mdev type) stands in the way."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.migration import M
 
 # blockers that say the device itself is not live-migratable (then the finding is info)
 DEVICE_KIND = ("device_not_live_migratable", "accelerator")
+# blockers that are a definite, fixable setting or version (a warning unless the device kind blocks anyway)
+FIXABLE = ("post_copy_permitted", "alias_not_live_migratable", "version_too_old")
 
 
 def _aliases_read(cloud) -> bool:
@@ -40,14 +43,15 @@ def check_migration(cloud) -> list[dict]:
     for instance in model.instances():
         who = f"instance {instance['uuid']} on {shown(instance['host'])}"
         if instance["blockers"]:
-            kind_blocks = any(b["code"] in DEVICE_KIND for b in instance["blockers"])
+            codes = {b["code"] for b in instance["blockers"]}
+            warn = bool(codes & set(FIXABLE)) and not codes & set(DEVICE_KIND)
             found.append(
                 finding(
                     instance["host"],
                     "migration_blocked",
                     f"{who} cannot live-migrate: " + "; ".join(b["detail"] for b in instance["blockers"]),
                     "; ".join(dict.fromkeys(b["fix"] for b in instance["blockers"])),
-                    severity="info" if kind_blocks else "warning",
+                    severity="warning" if warn else "info",
                 )
             )
             continue

@@ -82,7 +82,8 @@ def test_vgpu_versions_at_the_minimum_pass_and_just_below_block(fact, value, det
     if detail is None:
         assert entry["blockers"] == [] and entry["targets"] == ["gpu-02", "gpu-03"]
     else:
-        assert [(b["code"], b["detail"]) for b in entry["blockers"]] == [("version_too_old", detail)]
+        code = "version_unknown" if value is None else "version_too_old"
+        assert [(b["code"], b["detail"]) for b in entry["blockers"]] == [(code, detail)]
         assert entry["targets"] == []
 
 
@@ -342,6 +343,21 @@ def test_the_audit_reports_an_instance_that_cannot_move_and_one_with_no_target()
             f"provider of {PCI_RC} on a HW_PCI_LIVE_MIGRATABLE device",
         ),
     ]
+    # a version that is not known is no warning: the audit cannot tell
+    inputs["deployed"]["gpu-01"]["compute"]["libvirt"]["live_migration_permit_post_copy"] = ["false"]
+    inputs["hosts"]["gpu-01"].pop("accel_libvirt_version")
+    found = audit_cloud(inputs["hosts"], inputs["deployed"], inputs["fleet"])["findings"]
+    blocked = [
+        (f["severity"], f["message"]) for f in found if f["code"] == "migration_blocked" and f["host"] == "gpu-01"
+    ]
+    assert sorted(blocked) == sorted([
+        ("info", f"instance {uid('server/vm-gpu')} on gpu-01 cannot live-migrate: libvirt version of gpu-01 is not "
+                 "known (give accel_libvirt_version in its facts or inventory)"),
+        ("info", f"instance {uid('server/vm-pci')} on gpu-01 cannot live-migrate: libvirt version of gpu-01 is not "
+                 "known (give accel_libvirt_version in its facts or inventory)"),
+    ])  # fmt: skip
+    inputs["hosts"]["gpu-01"]["accel_libvirt_version"] = "10.0.0"
+    inputs["deployed"]["gpu-01"]["compute"]["libvirt"]["live_migration_permit_post_copy"] = ["true"]
     # the live servers, when read, decide which consumers are instances; without allocations the area is silent
     found = audit_cloud(inputs["hosts"], inputs["deployed"], inputs["fleet"], instances=[uid("server/vm-gpu")])
     assert [f["code"] for f in found["findings"] if f["area"] == "migration"] == ["migration_blocked"]
