@@ -60,7 +60,7 @@ MINIMA = {
     "pci": {"libvirt": PCI_MIN_LIBVIRT, "qemu": PCI_MIN_QEMU},
 }
 MAX_INSTANCES = 20000
-_VERSION = re.compile(r"(\d{1,6})(?:\.(\d{1,6}))?(?:\.(\d{1,6}))?")
+_VERSION = re.compile(r"(\d{1,6})(?:\.(\d{1,6}))?(?:\.(\d{1,6}))?(?!\d)")
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 _LIBVIRT_NAME = re.compile(r"_pci_([0-9a-f]{4})_([0-9a-f]{2})_([0-9a-f]{2})_([0-7])$")
 
@@ -72,7 +72,7 @@ class MigrationInputError(AccelError, ValueError):
 def parse_version(text: object) -> tuple[int, int, int] | None:
     """``"10.0.0"``, ``"6.1.0-18-amd64"`` or ``"8.2.2 (Debian 1:8.2.2+ds-0ubuntu1)"`` as a triple; None when
     it does not start with a number."""
-    if isinstance(text, list | tuple) and text and all(isinstance(v, int) for v in text):
+    if isinstance(text, list | tuple) and 0 < len(text) <= 3 and all(type(v) is int and 0 <= v < 10**6 for v in text):
         parts = [*text, 0, 0][:3]
         return (parts[0], parts[1], parts[2])
     if not isinstance(text, str):
@@ -241,7 +241,7 @@ class Migration:
         for uuid in sorted(devices, key=lambda u: self.fleet.providers[u].name):
             provider = self.fleet.providers[uuid]
             kind = self._kind(uuid)
-            item = {"provider": provider.name, "kind": kind, "resources": held[uuid]}
+            item = {"provider": provider.name, "provider_uuid": uuid, "kind": kind, "resources": held[uuid]}
             if kind == "vgpu":
                 item["mdev_type"] = source.mdev_type(provider.name)
             items.append(item)
@@ -284,7 +284,10 @@ class Migration:
                     )
         if "pci" in kinds:
             for item in items:
-                if item["kind"] == "pci" and LIVE_MIGRATABLE_TRAIT not in self.fleet.providers[self._uuid(item)].traits:
+                if (
+                    item["kind"] == "pci"
+                    and LIVE_MIGRATABLE_TRAIT not in self.fleet.providers[item["provider_uuid"]].traits
+                ):
                     block(
                         "device_not_live_migratable",
                         f"{shown(item['provider'])} lacks {LIVE_MIGRATABLE_TRAIT}: its [pci] device_spec entry "
@@ -306,9 +309,6 @@ class Migration:
             "flavor_traits": _flavor_traits(extra_specs),
             "blockers": blockers,
         }
-
-    def _uuid(self, item: dict) -> str:
-        return next(u for u, p in self.fleet.providers.items() if p.name == item["provider"])
 
     def _check_aliases(self, extra_specs: dict | None, items: list, block) -> None:
         """The conductor's pre-check: every flavor PCI request's specs must ask live_migratable "true"."""

@@ -46,7 +46,13 @@ def test_a_vgpu_and_a_tagged_pci_instance_move_to_every_other_host_with_room_mos
     assert vgpu["targets"] == ["gpu-02", "gpu-03"]
     assert vgpu["why_not"] == {"gpu-01": "the source host"}
     assert vgpu["devices"] == [
-        {"provider": "gpu-01_pci_0000_84_00_0", "kind": "vgpu", "resources": {"VGPU": 1}, "mdev_type": "nvidia-35"}
+        {
+            "provider": "gpu-01_pci_0000_84_00_0",
+            "provider_uuid": uid("gpu-01/vgpu"),
+            "kind": "vgpu",
+            "resources": {"VGPU": 1},
+            "mdev_type": "nvidia-35",
+        }
     ]
     assert vgpu["query"] == (
         "resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&resources1=VGPU:1&root_required=!COMPUTE_STATUS_DISABLED"
@@ -441,3 +447,73 @@ def test_names_read_from_placement_and_hosts_are_quoted_in_every_text():
     assert entry["why_not"][odd] == "qemu 7.2.0 on 'gpu-02; reboot' is older than 8.1.0"
     assert "; reboot" not in entry["blockers"][0]["fix"]
     assert migration.shown("nvidia-35") == "nvidia-35" and migration.shown("a b") == "'a b'"
+
+
+def test_compute_node_names_map_to_inventory_hosts_and_the_flavors_traits_are_asked():
+    inputs = cloud()
+    place(inputs, "vm", "gpu-01", "vgpu")
+    # the compute nodes are called gpu-0N.example.org; the facts and config are by inventory hostname
+    names = {}
+    for record in inputs["fleet"]["resource_providers"]:
+        host = record["name"].split("_")[0]
+        record["name"] = record["name"].replace(host, f"{host}.example.org", 1)
+        names[host] = f"{host}.example.org"
+    inputs["hosts"]["gpu-02"]["accel_libvirt_version"] = "8.0.0"
+    server = inputs["servers"][0]
+    server["flavor"]["extra_specs"]["trait:CUSTOM_NVLINK"] = "required"
+    provider(inputs, "gpu-01.example.org")["traits"].append("CUSTOM_NVLINK")
+    provider(inputs, "gpu-03.example.org")["traits"].append("CUSTOM_NVLINK")
+    report = migration_targets(
+        inputs["fleet"],
+        hosts=inputs["hosts"],
+        deployed_config=inputs["deployed"],
+        hypervisor_hostnames=names,
+        servers=inputs["servers"],
+        pci_aliases=inputs["pci_aliases"],
+    )
+    (entry,) = report["instances"]
+    assert entry["host"] == "gpu-01" and entry["targets"] == ["gpu-03"]
+    assert "required=CUSTOM_NVLINK" in entry["query"]
+    assert entry["why_not"]["gpu-02"] == (
+        "libvirt 8.0.0 on gpu-02 is older than 8.6.0; lacks the flavor's required traits CUSTOM_NVLINK"
+    )
+    assert report["drain"]["gpu-01"]["moves"] == {"vm": "gpu-03"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda i: i.update(hosts=["gpu-01"]), "hosts must be a dict keyed by host"),
+        (lambda i: i["hosts"].update({"gpu-01": "facts"}), "hosts[gpu-01] must be the host's accel_* facts (a dict)"),
+        (lambda i: i.update(deployed={"gpu-01": {"compute": ["x"]}}), "deployed[gpu-01] must be {service: config"),
+        (lambda i: i.update(servers="all"), "servers must be a list of servers"),
+        (lambda i: i["fleet"].update(allocations={"c": {"allocations": "x"}}), "fleet.allocations must map"),
+        (lambda i: i["fleet"].update(allocations={str(n): {"allocations": {}} for n in range(20001)}),
+         "fleet.allocations holds 20001 consumers; at most 20000"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_with_a_message_that_names_it(change, message):
+    inputs = cloud()
+    change(inputs)
+    with pytest.raises(migration.MigrationInputError) as raised:
+        _report(inputs)
+    assert raised.value.msg.startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ("10.0.0", (10, 0, 0)),
+        ("8.2.2 (Debian 1:8.2.2+ds-0ubuntu1)", (8, 2, 2)),
+        ("6.1.0-18-amd64", (6, 1, 0)),
+        ("9", (9, 0, 0)),
+        ([8, 6], (8, 6, 0)),
+        ("9999999.0.0", None),
+        ("v10", None),
+        ("", None),
+        (10.0, None),
+        ({"major": 10}, None),
+    ],
+)
+def test_versions_are_read_as_numbers_and_anything_else_is_not_known(value, read):
+    assert migration.parse_version(value) == read
