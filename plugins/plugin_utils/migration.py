@@ -25,7 +25,6 @@ mdev type is the source's (the destination's ``check_can_live_migrate_destinatio
 
 from __future__ import annotations
 
-import copy
 import re
 import shlex
 from collections.abc import Mapping
@@ -498,11 +497,13 @@ def migration_targets(
                 "why_not": found["why_not"],
                 "query": model.query(instance),
                 "_instance": instance,
+                "_found": found,
             }
         )
     drain = _drains(model, report)
     for entry in report:
         entry.pop("_instance")
+        entry.pop("_found")
     return {"instances": report, "drain": drain}
 
 
@@ -512,25 +513,36 @@ def _drains(model: Migration, report: list[dict]) -> dict:
     for entry in report:
         by_host.setdefault(entry["host"], []).append(entry)
     for host, entries in sorted(by_host.items()):
-        snapshot = copy.deepcopy({"resource_providers": model.snapshot.get("resource_providers") or []})
-        usage = {r["uuid"]: r.setdefault("usages", {}) for r in snapshot["resource_providers"]}
-        moves, stuck = {}, {}
-        for entry in entries:
-            if entry["blockers"]:
-                stuck[entry["name"]] = _sentence([b["detail"] for b in entry["blockers"]])
-                continue
-            found = model.targets(entry["_instance"], Fleet.from_snapshot(snapshot))
-            if not found["targets"]:
-                others = [f"{shown(h)}: {w}" for h, w in sorted(found["why_not"].items()) if w != "the source host"]
-                stuck[entry["name"]] = "no other host has room: " + (_sentence(others) or "there is no other host")
-                continue
-            target_root, candidate = next(iter(found["first"].items()))
-            moves[entry["name"]] = model.hosts[target_root].name
-            for provider, taken in candidate["allocations"].items():
-                for rc, amount in taken["resources"].items():
-                    usage[provider][rc] = usage[provider].get(rc, 0) + amount
-        summary = f"draining {shown(host)} moves {len(moves)} of {len(entries)} instances"
-        if stuck:
-            summary += f"; {len(stuck)} cannot move: " + "; ".join(f"{shown(n)} ({w})" for n, w in stuck.items())
-        out[host] = {"moves": moves, "cannot_move": stuck, "summary": summary}
+        taken: list[tuple[object, int]] = []  # (inventory, amount) the host's moves added, undone after it
+        try:
+            out[host] = _drain(model, host, entries, taken)
+        finally:
+            for inventory, amount in taken:
+                inventory.used -= amount
     return out
+
+
+def _drain(model: Migration, host: str, entries: list[dict], taken: list) -> dict:
+    """One host's drain. Each move adds its candidate's amounts to the fleet's usage in place (as the
+    capacity plan places instances); until the first move each instance's own answer stands."""
+    moves, stuck = {}, {}
+    for entry in entries:
+        if entry["blockers"]:
+            stuck[entry["name"]] = _sentence([b["detail"] for b in entry["blockers"]])
+            continue
+        found = model.targets(entry["_instance"]) if taken else entry["_found"]
+        if not found["targets"]:
+            others = [f"{shown(h)}: {w}" for h, w in sorted(found["why_not"].items()) if w != "the source host"]
+            stuck[entry["name"]] = "no other host has room: " + (_sentence(others) or "there is no other host")
+            continue
+        target_root, candidate = next(iter(found["first"].items()))
+        moves[entry["name"]] = model.hosts[target_root].name
+        for provider, held in candidate["allocations"].items():
+            for rc, amount in held["resources"].items():
+                inventory = model.fleet.providers[provider].inventories[rc]
+                inventory.used += amount
+                taken.append((inventory, amount))
+    summary = f"draining {shown(host)} moves {len(moves)} of {len(entries)} instances"
+    if stuck:
+        summary += f"; {len(stuck)} cannot move: " + "; ".join(f"{shown(n)} ({w})" for n, w in stuck.items())
+    return {"moves": moves, "cannot_move": stuck, "summary": summary}

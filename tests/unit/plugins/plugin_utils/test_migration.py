@@ -4,6 +4,7 @@ nova venv)."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -237,7 +238,9 @@ def test_no_other_host_and_the_drain_summary_counts_each_free_device_once():
             extra_device["uuid"]: {"resources": {PCI_RC: 1}},
         }
     }
+    before = copy.deepcopy(inputs)
     report = _report(inputs)
+    assert inputs == before  # the inputs are read, never written
     assert _one(report, "b")["targets"] == ["gpu-03"] and _one(report, "d")["targets"] == ["gpu-03"]
     drain = report["drain"]["gpu-01"]
     # a goes first to gpu-03 (more free RAM than gpu-02, which runs c), then b takes gpu-03's free device
