@@ -212,11 +212,12 @@ class Migration:
                 continue
             held = {p: dict((a or {}).get("resources") or {}) for p, a in record["allocations"].items()}
             held = {p: r for p, r in held.items() if p in self.fleet.providers and isinstance(r, dict) and r}
-            devices = [p for p in held if self.fleet.providers[p].parent is not None]
+            shared = [p for p in held if p in self.fleet.sharing]  # e.g. DISK_GB on shared storage
+            devices = [p for p in held if self.fleet.providers[p].parent is not None and p not in shared]
             # an instance holds its compute node's VCPU or memory; devices alone are a leaked allocation
-            if not devices or not any(self.fleet.providers[p].parent is None for p in held):
+            if not devices or not any(self.fleet.providers[p].parent is None and p not in shared for p in held):
                 continue
-            roots = {self.fleet.providers[p].root for p in held}
+            roots = {self.fleet.providers[p].root for p in held if p not in shared}
             found.append(self._instance(str(consumer), held, devices, roots))
         return sorted(found, key=lambda i: (i["host"], i["name"], i["uuid"]))
 
@@ -337,7 +338,13 @@ class Migration:
         """The Placement query (without ``?``) for the instance's exact resources, as its own allocation has them."""
         root = instance["source_root"]
         parts = []
-        unsuffixed = {rc: n for p, res in instance["held"].items() if p == root for rc, n in res.items()}
+        # the compute node's classes and those of sharing providers: Placement may take the latter from any
+        # sharing provider of the target's aggregates, as it did for the source
+        unsuffixed: dict[str, int] = {}
+        for provider, resources in instance["held"].items():
+            if provider == root or provider in self.fleet.sharing:
+                for rc, amount in resources.items():
+                    unsuffixed[rc] = unsuffixed.get(rc, 0) + amount
         if unsuffixed:
             parts.append("resources=" + ",".join(f"{rc}:{n}" for rc, n in sorted(unsuffixed.items())))
         if instance["flavor_traits"]["required"] or instance["flavor_traits"]["forbidden"]:
@@ -362,13 +369,16 @@ class Migration:
         answer = allocation_candidates(fleet, Request.parse(self.query(instance)))
         by_root: dict[str, list[dict]] = {}
         for candidate in answer["allocation_requests"]:
-            root = fleet.providers[next(iter(candidate["allocations"]))].root
+            # the compute node the candidate lands on (a sharing provider of another tree may serve it too)
+            root = next(fleet.providers[p].root for p in candidate["allocations"] if p not in fleet.sharing)
             by_root.setdefault(root, []).append(candidate)
         kinds = {d["kind"] for d in instance["devices"]} & set(MINIMA)
         source_types = [d.get("mdev_type") for d in instance["devices"] if d["kind"] == "vgpu"]
         why_not: dict[str, str] = {}
         fits: dict[str, dict] = {}
         for root in fleet.roots:
+            if root.uuid in fleet.sharing:  # shared storage and the like: no compute node
+                continue
             host = self.hosts[root.uuid]
             reasons = []
             record = self.records.get(root.uuid) or {}
@@ -416,6 +426,8 @@ class Migration:
         """Why Placement has no candidate on this host: the first asked group nothing on it can take."""
         tree = fleet.trees.get(root, [])
         for uuid, resources in instance["held"].items():
+            if uuid in fleet.sharing:  # Placement may take these from another sharing provider
+                continue
             provider = self.fleet.providers[uuid]
             required = {LIVE_MIGRATABLE_TRAIT} if self._kind(uuid) == "pci" else set()
             for rc, amount in sorted(resources.items()):

@@ -122,3 +122,52 @@ def test_the_drain_summary_counts_what_fits_one_after_another_and_is_the_docs_sa
             handle.write(text[: match.start(2)] + rendered + text[match.end(2) :])
         return
     assert match.group(2) == rendered
+
+
+def test_shared_storage_and_a_disabled_host_are_answered_as_placement_answers(placement):
+    """Last in the module: a fresh database with a sharing DISK_GB provider and a disabled compute node."""
+    placement.reset()
+    inputs = cloud(("gpu-01", "gpu-02", "gpu-03"))
+    storage = "5b0c7a54-8d1e-4f3a-9b2c-6d7e8f9a0b1c"
+    aggregate = "0d9a2f6e-3c1b-4e5d-8a7f-9b0c1d2e3f40"
+    inputs["fleet"]["resource_providers"].append(
+        {
+            "uuid": storage,
+            "name": "ceph",
+            "parent_provider_uuid": None,
+            "inventories": {"DISK_GB": {"total": 10000, "reserved": 0, "min_unit": 1, "max_unit": 10000,
+                                        "step_size": 1, "allocation_ratio": 1.0}},
+            "usages": {},
+            "traits": ["MISC_SHARES_VIA_AGGREGATE"],
+            "aggregates": [aggregate],
+        }
+    )  # fmt: skip
+    for name in ("gpu-01", "gpu-02", "gpu-03"):
+        provider(inputs, name)["aggregates"] = [aggregate]
+        provider(inputs, name)["inventories"].pop("DISK_GB")
+    provider(inputs, "gpu-03")["traits"] = ["COMPUTE_STATUS_DISABLED"]
+    consumer = place(inputs, "vm", "gpu-01", "pci")
+    allocations = inputs["fleet"]["allocations"][consumer]["allocations"]
+    root = provider(inputs, "gpu-01")
+    allocations[root["uuid"]]["resources"].pop("DISK_GB")
+    root["usages"].pop("DISK_GB")
+    allocations[storage] = {"resources": {"DISK_GB": 20}}
+    provider(inputs, "ceph")["usages"] = {"DISK_GB": 20}
+    consumers = [{"uuid": c, "allocations": a["allocations"]} for c, a in inputs["fleet"]["allocations"].items()]
+    load_fleet(placement, {**inputs["fleet"], "consumers": consumers})
+    (entry,) = _report(inputs)["instances"]
+    status, body = placement.request("GET", "/allocation_candidates?" + entry["query"])
+    assert status == 200, body
+    names = {p["uuid"]: p for p in inputs["fleet"]["resource_providers"]}
+    hosts = {
+        names[names[p]["parent_provider_uuid"]]["name"] if names[p].get("parent_provider_uuid") else names[p]["name"]
+        for c in body["allocation_requests"]
+        for p in c["allocations"]
+        if p != storage
+    }
+    assert storage in {p for c in body["allocation_requests"] for p in c["allocations"]}
+    assert hosts - {"gpu-01"} == {"gpu-02"} == set(entry["targets"])
+    assert entry["why_not"] == {
+        "gpu-01": "the source host",
+        "gpu-03": "its compute service is disabled (COMPUTE_STATUS_DISABLED)",
+    }

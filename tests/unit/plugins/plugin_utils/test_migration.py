@@ -520,3 +520,34 @@ def test_bad_input_is_refused_with_a_message_that_names_it(change, message):
 )
 def test_versions_are_read_as_numbers_and_anything_else_is_not_known(value, read):
     assert migration.parse_version(value) == read
+
+
+def test_disk_on_shared_storage_is_asked_in_the_unsuffixed_group_not_taken_for_a_second_host():
+    inputs = cloud()
+    consumer = place(inputs, "vm", "gpu-01", "vgpu")
+    storage = uid("storage")
+    inputs["fleet"]["resource_providers"].append(
+        {
+            "uuid": storage,
+            "name": "ceph",
+            "parent_provider_uuid": None,
+            "inventories": {"DISK_GB": {"total": 10000, "reserved": 0, "min_unit": 1, "max_unit": 10000,
+                                        "step_size": 1, "allocation_ratio": 1.0}},
+            "usages": {"DISK_GB": 20},
+            "traits": ["MISC_SHARES_VIA_AGGREGATE"],
+            "aggregates": [uid("agg")],
+        }
+    )  # fmt: skip
+    for name in ("gpu-01", "gpu-02", "gpu-03"):
+        provider(inputs, name)["aggregates"] = [uid("agg")]
+        provider(inputs, name)["inventories"].pop("DISK_GB")
+    allocations = inputs["fleet"]["allocations"][consumer]["allocations"]
+    allocations[uid("gpu-01")]["resources"].pop("DISK_GB")
+    allocations[storage] = {"resources": {"DISK_GB": 20}}
+    provider(inputs, "gpu-01")["usages"].pop("DISK_GB")
+    report = _report(inputs)
+    (entry,) = report["instances"]
+    assert entry["blockers"] == [] and entry["host"] == "gpu-01"
+    assert entry["query"].startswith("resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&resources1=VGPU:1")
+    assert entry["targets"] == ["gpu-02", "gpu-03"]
+    assert entry["why_not"] == {"gpu-01": "the source host"}  # the storage is no host
