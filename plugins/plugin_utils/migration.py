@@ -60,6 +60,7 @@ MINIMA = {
 }
 MAX_INSTANCES = 20000
 _VERSION = re.compile(r"(\d{1,6})(?:\.(\d{1,6}))?(?:\.(\d{1,6}))?(?!\d)")
+_CLASS = re.compile(r"[A-Z0-9_]{1,255}")
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 _LIBVIRT_NAME = re.compile(r"_pci_([0-9a-f]{4})_([0-9a-f]{2})_([0-9a-f]{2})_([0-7])$")
 
@@ -71,7 +72,7 @@ class MigrationInputError(AccelError, ValueError):
 def parse_version(text: object) -> tuple[int, int, int] | None:
     """``"10.0.0"``, ``"6.1.0-18-amd64"`` or ``"8.2.2 (Debian 1:8.2.2+ds-0ubuntu1)"`` as a triple; None when
     it does not start with a number."""
-    if isinstance(text, list | tuple) and 0 < len(text) <= 3 and all(type(v) is int and 0 <= v < 10**6 for v in text):
+    if isinstance(text, list | tuple) and 0 < len(text) <= 3 and all(_whole(v) and 0 <= v < 10**6 for v in text):
         parts = [*text, 0, 0][:3]
         return (parts[0], parts[1], parts[2])
     if not isinstance(text, str):
@@ -80,6 +81,11 @@ def parse_version(text: object) -> tuple[int, int, int] | None:
     if not found:
         return None
     return tuple(int(part or 0) for part in found.groups())  # type: ignore[return-value]
+
+
+def _whole(value: object) -> bool:
+    """An int (Ansible's tagged ints included), not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def shown(name: object) -> str:
@@ -151,6 +157,17 @@ def _check(inputs: dict) -> None:
         )
     if len(allocations) > MAX_INSTANCES:
         raise MigrationInputError(f"fleet.allocations holds {len(allocations)} consumers; at most {MAX_INSTANCES}")
+    for consumer, record in allocations.items():
+        for provider, held in record["allocations"].items():
+            resources = held.get("resources") if isinstance(held, Mapping) else None
+            if not isinstance(resources, Mapping) or not all(
+                isinstance(rc, str) and _CLASS.fullmatch(rc) and _whole(n) and 0 < n < 2**31
+                for rc, n in resources.items()
+            ):
+                raise MigrationInputError(
+                    f"fleet.allocations[{shown(consumer)}] on provider {shown(provider)}: resources must map resource "
+                    "class names (A-Z, 0-9, _) to positive whole amounts, as Placement holds them"
+                )
     servers = inputs.get("servers")
     if servers is not None and not (
         isinstance(servers, Mapping)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import finding
 from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import parse_aliases
-from ansible_collections.accel.openstack.plugins.plugin_utils.migration import Migration, shown
+from ansible_collections.accel.openstack.plugins.plugin_utils.migration import Migration, MigrationInputError, shown
 
 # blockers that say the device itself is not live-migratable (then the finding is info)
 DEVICE_KIND = ("device_not_live_migratable", "accelerator")
@@ -31,14 +31,17 @@ def _aliases_read(cloud) -> bool:
 def check_migration(cloud) -> list[dict]:
     if not cloud.fleet.get("allocations"):
         return []
-    model = Migration(
-        cloud.fleet,
-        hosts=cloud.hosts,
-        deployed_config=cloud.deployed,
-        hypervisor_hostnames=cloud.nodenames,
-        servers=cloud.instances,
-        pci_aliases=cloud.aliases if _aliases_read(cloud) and parse_aliases(cloud.aliases)[1] is None else None,
-    )
+    try:
+        model = Migration(
+            cloud.fleet,
+            hosts=cloud.hosts,
+            deployed_config=cloud.deployed,
+            hypervisor_hostnames=cloud.nodenames,
+            servers=cloud.instances,
+            pci_aliases=cloud.aliases if _aliases_read(cloud) and parse_aliases(cloud.aliases)[1] is None else None,
+        )
+    except MigrationInputError:
+        return []  # allocations Placement would not hold (the lookup says what is wrong); nothing to judge
     found = []
     for instance in model.instances():
         who = f"instance {instance['uuid']} on {shown(instance['host'])}"
