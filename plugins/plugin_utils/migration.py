@@ -213,6 +213,13 @@ class Migration:
             config = ((deployed_config or {}).get(host) or {}).get("compute") or {}
             self.hosts[root.uuid] = _Host(host, facts, config)
         self.records = {r["uuid"]: r for r in fleet.get("resource_providers") or []}
+        # the device providers a quarantine holds (device_quarantine's consumers)
+        self.quarantined = {
+            provider
+            for record in (fleet.get("allocations") or {}).values()
+            if record.get("consumer_type") == CONSUMER_TYPE or record.get("project_id") == QUARANTINE_PROJECT
+            for provider in record["allocations"]
+        }
 
     # -- one instance ------------------------------------------------------------------------------
     def instances(self) -> list[dict]:
@@ -456,7 +463,9 @@ class Migration:
                     what = f"{rc} on a {LIVE_MIGRATABLE_TRAIT} device" if required else rc
                     if not offers:
                         return f"no provider of {what}"
-                    return f"not enough free {what}: needs {amount}, at most {free} free on one provider"
+                    held = sum(p.uuid in self.quarantined for p in offers)
+                    note = f" ({held} of its {len(offers)} quarantined)" if held else ""
+                    return f"not enough free {what}: needs {amount}, at most {free} free on one provider{note}"
         if instance["flavor_traits"]["required"] - fleet.providers[root].traits:
             return "lacks the flavor's required traits " + ", ".join(sorted(instance["flavor_traits"]["required"]))
         return "no allocation candidate for the instance's resources"

@@ -206,7 +206,8 @@ def test_a_quarantined_or_disabled_target_is_no_target():
     entry = report["instances"][0]
     assert entry["targets"] == [] and entry["migratable"] is False
     assert entry["why_not"]["gpu-02"] == (
-        f"not enough free {PCI_RC} on a HW_PCI_LIVE_MIGRATABLE device: needs 1, at most 0 free on one provider"
+        f"not enough free {PCI_RC} on a HW_PCI_LIVE_MIGRATABLE device: needs 1, at most 0 free on one provider "
+        "(1 of its 1 quarantined)"
     )
     assert entry["why_not"]["gpu-03"] == "its compute service is disabled (COMPUTE_STATUS_DISABLED)"
 
