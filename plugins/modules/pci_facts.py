@@ -133,6 +133,10 @@ ansible_facts:
     accel_kernel_cmdline:
       description: The running kernel's command line (C(/proc/cmdline)).
       type: str
+    accel_kernel_release:
+      description: The running kernel's release (C(/proc/sys/kernel/osrelease), what C(uname -r) prints); left out
+        when the root has none, so that an inventory variable of the same name stands in. The live-migration rules read it (P(accel.openstack.migration_targets#lookup)).
+      type: str
     accel_boot_state:
       description:
         - What the shared-GPU restore unit (M(accel.openstack.gpu_boot_unit)) found at the last boot, from

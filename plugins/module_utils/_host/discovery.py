@@ -158,7 +158,20 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
         "accel_boot_state": read_boot_state(host),
         "accel_unknown_accelerators": [unknown_fact(d, names) for d in unknown],
     }
+    release = kernel_release(host)
+    if release is not None:  # left out when unreadable, so an inventory variable of the name stands in
+        facts["accel_kernel_release"] = release
     return facts, list(host.warnings)
+
+
+def kernel_release(host: HostRoot) -> str | None:
+    """The running kernel's release (``/proc/sys/kernel/osrelease``, as ``uname -r`` gives it); null when the
+    root has none or it does not look like a release."""
+    text = (host.read_text("/proc/sys/kernel/osrelease", limit=256) or "").strip()
+    return text if _RELEASE.fullmatch(text) else None
+
+
+_RELEASE = re.compile(r"\d{1,4}\.\d{1,4}[0-9A-Za-z.+_~-]{0,120}")
 
 
 # -- what the catalog knows, and what it does not -----------------------------------------------------

@@ -40,6 +40,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.audit import (
     flavor_checks,
     health_checks,
     host_checks,
+    migration_checks,
     nova_checks,
     placement_checks,
     quarantines,
@@ -224,6 +225,7 @@ def audit_cloud(hosts, deployed_config, fleet, flavors=(), policy=None, extra_fi
     found += placement_checks.check_allocations(cloud)
     found += quarantines.check_quarantines(cloud)
     found += health_checks.check_health(cloud)
+    found += migration_checks.check_migration(cloud)
     if problem is None:
         found += flavor_checks.check_flavors(cloud)
     for item in cloud.adopted["unexpressed"]:

@@ -3,8 +3,8 @@
 """Audit findings: one shape for every source, one list for the whole cloud, tables a person reads.
 
 A finding is ``{host, area, code, severity, message, fix}``: ``host`` the inventory hostname (null for
-the cloud as a whole), ``area`` one of ``host | nova | placement | flavor | cyborg | health``, ``severity`` one
-of ``error | warning | info``. :data:`CODES` gives each code the collection reports its area and
+the cloud as a whole), ``area`` one of ``host | nova | placement | flavor | cyborg | migration | health``,
+``severity`` one of ``error | warning | info``. :data:`CODES` gives each code the collection reports its area and
 severity; findings from other sources (a Cyborg ARQ report) join the list through :func:`checked` with
 codes of their own.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 
-AREAS = ("host", "nova", "placement", "flavor", "cyborg", "health")
+AREAS = ("host", "nova", "placement", "flavor", "cyborg", "migration", "health")
 SEVERITIES = ("error", "warning", "info")
 FAIL_ON = (*SEVERITIES, "never")
 FIELDS = ("host", "area", "code", "severity", "message", "fix")
@@ -58,6 +58,9 @@ CODES: dict[str, tuple[str, str]] = {
     "flavor_unplaceable": ("flavor", "error"),
     "flavor_sold_out": ("flavor", "info"),
     "gpu_host_unreserved": ("flavor", "warning"),
+    # live migration of GPU and PCI instances
+    "migration_blocked": ("migration", "warning"),
+    "migration_no_target": ("migration", "info"),
     # GPU health (the gpu_health module's fact)
     "gpu_failed": ("health", "error"),
     "gpu_degraded": ("health", "warning"),
