@@ -1,0 +1,161 @@
+"""NoValidHost explained from the lines Nova 34's own scheduler writes against the real Placement 16.
+
+``tests/support/nova_scheduler_log_oracle.py`` runs ``SchedulerManager.select_destinations`` (its real report
+client, Nova's filter handler and filters) for a flavor that cannot be placed, logging through oslo.log at
+INFO and at DEBUG; ``forensics`` reads each log and replays the flavor on the same fleet snapshot, and the
+explanation must name the constraint Nova failed on and every host.
+"""
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.accel.openstack.plugins.plugin_utils import forensics
+from tests.support.placement_loader import load_fleet
+
+pytestmark = pytest.mark.placement
+
+GPU1, GPU1_DEV, CPU1, CPU2 = (
+    "0c2d4a9e-1111-4a00-8000-000000000001",
+    "0c2d4a9e-1111-4a00-8000-000000000002",
+    "0c2d4a9e-1111-4a00-8000-000000000003",
+    "0c2d4a9e-1111-4a00-8000-000000000004",
+)
+GENERAL = {"VCPU": 32, "MEMORY_MB": 65536, "DISK_GB": 500}
+
+
+def _provider(uuid, name, parent, inventories, traits=("OWNER_NOVA",), usages=None):
+    return {
+        "uuid": uuid,
+        "name": name,
+        "parent_provider_uuid": parent,
+        "inventories": {rc: {"total": n} for rc, n in inventories.items()},
+        "traits": list(traits),
+        "aggregates": [],
+        "usages": usages or {},
+    }
+
+
+# The one H100 of the fleet is in use; two CPU hosts have room for general flavors.
+FLEET = {
+    "resource_providers": [
+        _provider(GPU1, "gpu1", None, GENERAL),
+        _provider(GPU1_DEV, "gpu1_0000:41:00.0", GPU1, {"CUSTOM_NVIDIA_H100": 1}, usages={"CUSTOM_NVIDIA_H100": 1}),
+        _provider(CPU1, "cpu1", None, GENERAL),
+        _provider(CPU2, "cpu2", None, GENERAL),
+    ]
+}
+HOSTS = {GPU1: "gpu1", CPU1: "cpu1", CPU2: "cpu2"}
+TIER = {"name": "a100", "hosts": ["gpu1", "cpu1", "cpu2"], "metadata": {"gpu_tier": "a100"}}
+CASES = {
+    "no_candidates": {
+        "flavor": {
+            "name": "gpu.h100",
+            "vcpus": 4,
+            "ram": 8192,
+            "disk": 20,
+            "extra_specs": {"resources:CUSTOM_NVIDIA_H100": "1"},
+        },
+        "filters": ["ComputeFilter"],
+    },
+    "aggregate": {
+        "flavor": {
+            "name": "tier.h100",
+            "vcpus": 4,
+            "ram": 8192,
+            "disk": 20,
+            "extra_specs": {"aggregate_instance_extra_specs:gpu_tier": "h100"},
+        },
+        "filters": ["ComputeFilter", "AggregateInstanceExtraSpecsFilter"],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def logs(placement, tmp_path_factory):
+    """Each case at INFO and at DEBUG: {(case, debug): (request id, instance uuid, log text, oracle result)}."""
+    from tests.support import nova_scheduler_log_oracle
+
+    load_fleet(placement, FLEET)
+    folder = tmp_path_factory.mktemp("nova-logs")
+    cases, keys = [], []
+    for number, (name, case) in enumerate(sorted(CASES.items())):
+        for debug in (False, True):
+            tail = f"{number:04d}{int(debug):04d}0000"
+            request_id, instance = f"req-5e1f0000-0000-4000-8000-{tail}", f"9a7b0000-0000-4000-8000-{tail}"
+            cases.append(
+                {
+                    "id": f"{name}-{debug}",
+                    "placement": placement.url,
+                    "log_file": str(folder / f"{name}-{'debug' if debug else 'info'}.log"),
+                    "debug": debug,
+                    "request_id": request_id,
+                    "instance_uuid": instance,
+                    "flavor": case["flavor"],
+                    "enabled_filters": case["filters"],
+                    "hosts": {
+                        uuid: {"name": host, "disabled": False, "aggregates": [{"metadata": TIER["metadata"]}]}
+                        for uuid, host in HOSTS.items()
+                    },
+                }
+            )
+            keys.append((name, debug, request_id, instance))
+    results = nova_scheduler_log_oracle.ask(cases)
+    out = {}
+    for (name, debug, request_id, instance), case, result in zip(keys, cases, results, strict=True):
+        with open(case["log_file"], encoding="utf-8") as handle:
+            out[(name, debug)] = (request_id, instance, handle.read(), result)
+    if os.environ.get("ACCEL_FORENSICS_SAMPLES"):
+        with open(os.environ["ACCEL_FORENSICS_SAMPLES"], "w", encoding="utf-8") as handle:
+            json.dump({f"{n}-{'debug' if d else 'info'}": v[2] for (n, d), v in out.items()}, handle, indent=1)
+    return out
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["info", "debug"])
+def test_no_allocation_candidates_is_explained_as_the_exhausted_device(logs, debug):
+    request_id, instance, text, result = logs[("no_candidates", debug)]
+    assert result["outcome"] == "no_valid_host", result
+    assert "Got no allocation candidates from the Placement API." in text
+    for wanted in (request_id, instance) if debug else (request_id,):
+        evidence = forensics.read_request([text], wanted)
+        assert evidence["placement"] == "no_candidates" and evidence["failure"] == "NoValidHost"
+        answer = forensics.explain(evidence, CASES["no_candidates"]["flavor"], FLEET)
+        assert answer["agrees"] is True, answer["disagreement"]
+        assert answer["replay"]["reason"]["code"] == "in_use"
+        by_host = {c["host"]: c for c in answer["constraints"]}
+        assert set(by_host) == {"gpu1", "cpu1", "cpu2"}
+        assert all(c["kind"] == "resource" for c in by_host.values())
+        assert "CUSTOM_NVIDIA_H100" in by_host["gpu1"]["detail"] and "CUSTOM_NVIDIA_H100" in by_host["cpu1"]["detail"]
+        assert answer["summary"].startswith("NoValidHost: Placement returned no allocation candidates")
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["info", "debug"])
+def test_filter_that_removes_every_host_is_named_with_each_host(logs, debug):
+    request_id, instance, text, result = logs[("aggregate", debug)]
+    assert result["outcome"] == "no_valid_host", result
+    assert "Filter AggregateInstanceExtraSpecsFilter returned 0 hosts" in text
+    evidence = forensics.read_request([text], instance)
+    assert evidence["requests"] == [request_id]
+    assert evidence["hosts_from_placement"] == 3
+    assert evidence["zeroed_by"] == "AggregateInstanceExtraSpecsFilter"
+    assert [(f["name"], f["end"]) for f in evidence["filters"]] == [
+        ("ComputeFilter", 3),
+        ("AggregateInstanceExtraSpecsFilter", 0),
+    ]
+    assert evidence["removed_last"] == (["cpu1", "cpu2", "gpu1"] if debug else [])
+    answer = forensics.explain(evidence, CASES["aggregate"]["flavor"], FLEET, aggregates_metadata=[TIER])
+    assert answer["agrees"] is True, answer["disagreement"]
+    assert {c["host"]: c["kind"] for c in answer["constraints"]} == dict.fromkeys(
+        ("cpu1", "cpu2", "gpu1"), "AggregateInstanceExtraSpecsFilter"
+    )
+    assert all("gpu_tier=h100" in c["detail"] for c in answer["constraints"])
+
+
+def test_replay_says_when_capacity_was_freed_since_the_log(logs):
+    _request_id, instance, text, _result = logs[("no_candidates", True)]
+    freed = json.loads(json.dumps(FLEET))
+    freed["resource_providers"][1]["usages"] = {"CUSTOM_NVIDIA_H100": 0}
+    answer = forensics.explain(forensics.read_request([text], instance), CASES["no_candidates"]["flavor"], freed)
+    assert answer["agrees"] is False
+    assert "today it returns 1 host(s)" in answer["disagreement"] and "freed" in answer["disagreement"]
