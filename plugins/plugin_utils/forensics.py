@@ -74,7 +74,7 @@ FIXES = {
     "forbidden_trait": "remove the forbidden trait from a host with room, or drop the forbidden trait from the flavor",
     "compute_disabled": "enable a compute service (openstack compute service set --enable HOST nova-compute)",
     "ComputeFilter": "enable the host's compute service (openstack compute service set --enable HOST nova-compute)",
-    "NUMATopologyFilter": "fit the flavor's NUMA layout (hw:numa_nodes, hw:numa_cpus.N, hw:numa_mem.N) to the host's cells",
+    "NUMATopologyFilter": "fit the flavor's NUMA layout (hw:numa_nodes, hw:numa_cpus.N, hw:numa_mem.N) to its cells",
     "PciPassthroughFilter": "free a device of the alias on the host, or match the alias and NUMA policy to its devices",
     "AggregateInstanceExtraSpecsFilter": (
         "add the host to an aggregate whose metadata matches the flavor's aggregate_instance_extra_specs"
