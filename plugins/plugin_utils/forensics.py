@@ -24,7 +24,10 @@ Reading is bounded: each text at most ``MAX_BYTES`` characters and ``MAX_LINES``
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
@@ -63,7 +66,9 @@ _REMOVED_ALL = re.compile(
     rf"^Filtering removed all hosts for the request with instance ID '({_UUID})'\. Filter results: (\[.*\])$"
 )
 _PART = re.compile(r"'(\w+): \(start: (\d+), end: (\d+)\)'")
-_SCHEDULE_FOR = re.compile(r"^Starting to schedule for instances: (\[.*\])$")
+# A filter's DEBUG line on one host: HostState's repr "(host, node) ram: ... allocation_candidates: N" or "host, node".
+_HOST_STATE = re.compile(r"^\((?P<host>[^,()\s]+), [^()\s]+\) ram: .*? allocation_candidates: \d+,? (?P<why>.+)$")
+_HOST_NODE = re.compile(r"^(?P<host>[^,\s()]+), \S+ (?P<why>fails .+)$")
 _NO_VALID_HOST = "No valid host was found."
 _MAX_RETRIES = "Exceeded maximum number of retries."
 
@@ -103,7 +108,9 @@ class ForensicsError(AccelError):
 def check_request(request) -> tuple[str, str]:
     """``("request", "req-<uuid>")`` or ``("instance", "<uuid>")``; anything else is refused."""
     if not isinstance(request, str):
-        raise ForensicsError(f"the request must be a request id req-<uuid> or an instance uuid, got {kind_of(request)}")
+        raise ForensicsError(
+            f"the request must be a request id (req- and a UUID) or an instance UUID, got {kind_of(request)}"
+        )
     text = request.strip().lower()
     if REQUEST_RE.match(text):
         return "request", text
@@ -111,7 +118,7 @@ def check_request(request) -> tuple[str, str]:
         return "instance", text
     shown = request if len(request) <= 80 else f"{request[:80]} (+{len(request) - 80} characters)"
     raise ForensicsError(
-        f"{shown!r} is neither a request id (req- and a UUID, e.g. req-0b8c0b45-3f4e-4c55-9a57-6a3fe04f2a0e) "
+        f"{json.dumps(shown)} is neither a request id (req- and a UUID, e.g. req-0b8c0b45-3f4e-4c55-9a57-6a3fe04f2a0e) "
         "nor an instance UUID; copy it from the scheduler log or from openstack server show"
     )
 
@@ -201,6 +208,7 @@ def read_request(texts, request: str) -> dict:
         "filters": [],
         "zeroed_by": None,
         "removed_last": [],
+        "host_reasons": {},
         "failure": None,
         "failure_message": None,
         "lines": len(mine),
@@ -243,6 +251,13 @@ def read_request(texts, request: str) -> dict:
             evidence["zeroed_by"] = found[1]
         elif found := _REMOVED_ALL.match(message):
             _removed_all(evidence, found[2], filter_entry)
+        elif record["logger"].startswith("nova.scheduler.filters.") and (
+            found := _HOST_STATE.match(message) or _HOST_NODE.match(message)
+        ):
+            reasons = evidence["host_reasons"].setdefault(found["host"], [])
+            words = f"{record['logger'].rsplit('.', 1)[1]}: {found['why']}"
+            if words not in reasons:
+                reasons.append(words)
         elif _NO_VALID_HOST in message or _MAX_RETRIES in message:
             # MaxRetriesExceeded is a NoValidHost: its own words win wherever both appear.
             if _MAX_RETRIES in message:
@@ -415,17 +430,20 @@ def _agreement(evidence: Mapping, replay: Mapping, constraints: list) -> tuple[b
     return True, None
 
 
-def _summary(evidence: Mapping, replay: Mapping, constraints: list, disagreement: str | None) -> str:
-    failure = evidence.get("failure") or "no failure logged"
+def _log_words(evidence: Mapping) -> str:
     if evidence.get("placement") == "no_candidates":
-        said = "Placement returned no allocation candidates"
-    elif evidence.get("zeroed_by"):
-        said = (
+        return "Placement returned no allocation candidates"
+    if evidence.get("zeroed_by"):
+        return (
             f"Placement returned {evidence.get('hosts_from_placement')} host(s); "
             f"{evidence['zeroed_by']} removed the last of them"
         )
-    else:
-        said = "the scheduler's lines do not say where the hosts went"
+    return "the scheduler's lines do not say where the hosts went"
+
+
+def _summary(evidence: Mapping, replay: Mapping, constraints: list, disagreement: str | None) -> str:
+    failure = evidence.get("failure") or "no failure logged"
+    said = _log_words(evidence)
     hosts = [c for c in constraints if c["host"]]
     if hosts:
         kinds = sorted({c["kind"] for c in hosts})
@@ -438,3 +456,92 @@ def _summary(evidence: Mapping, replay: Mapping, constraints: list, disagreement
         now = f"today it fits on {', '.join(replay['hosts_after_filters'])}"
     text = f"{failure}: {said}; {now}"
     return f"{text}. The log and the replay disagree: {disagreement}" if disagreement else text
+
+
+def read_logs(paths) -> list[str]:
+    """The text of each log file, refused (naming the file) when it is not a readable regular file or too large."""
+    if isinstance(paths, str):
+        paths = [paths]
+    if not isinstance(paths, list | tuple) or not paths:
+        raise ForensicsError(
+            "logs must be a list of log file paths, e.g. [/var/log/kolla/nova/nova-scheduler.log, "
+            f"/var/log/kolla/nova/nova-conductor.log], got {kind_of(paths)}"
+        )
+    texts = []
+    for path in paths:
+        if not isinstance(path, str) or not path:
+            raise ForensicsError(f"each log must be a file path, got {kind_of(path)}")
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            raise ForensicsError(f"log {path} cannot be read ({exc.strerror}); give the path of a log file") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise ForensicsError(f"log {path} is not a regular file; save journalctl -u output to a file and give that")
+        if info.st_size > MAX_BYTES:
+            raise ForensicsError(
+                f"log {path} has {info.st_size} bytes, more than the {MAX_BYTES} read; cut it to the failure's minutes "
+                "first (journalctl --since/--until, or grep the request id)"
+            )
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                texts.append(handle.read(MAX_BYTES + 1))
+        except OSError as exc:
+            raise ForensicsError(f"log {path} cannot be read ({exc.strerror})") from None
+    return texts
+
+
+def read_fleet_file(path) -> dict:
+    """A fleet snapshot saved as JSON (placement_info's ``fleet``), refused naming the file when it is not one."""
+    if not isinstance(path, str) or not path:
+        raise ForensicsError(f"fleet_file must be the path of a JSON fleet snapshot, got {kind_of(path)}")
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_BYTES:
+            raise ForensicsError(f"fleet_file {path} has {size} bytes, more than the {MAX_BYTES} read")
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise ForensicsError(f"fleet_file {path} cannot be read ({exc.strerror})") from None
+    except (ValueError, RecursionError) as exc:
+        raise ForensicsError(
+            f"fleet_file {path} is not JSON ({exc}); save placement_info's fleet with to_json"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("resource_providers"), list):
+        raise ForensicsError(
+            f"fleet_file {path} is not a fleet snapshot (a dict with resource_providers); "
+            "save what accel.openstack.placement_info returns as fleet"
+        )
+    return data
+
+
+def novalidhost(request: str, texts, flavor=None, fleet=None, **options) -> dict:
+    """The lookup's answer for one request: the log's evidence, and the replay when a flavor and a fleet are given."""
+    evidence = read_request(texts, request)
+    if flavor is None or fleet is None:
+        missing = " and ".join(n for n, v in (("flavor", flavor), ("fleet", fleet)) if v is None)
+        return {
+            "request": evidence["requests"][0] if evidence["requests"] else None,
+            "instances": evidence["instances"],
+            "failure": evidence["failure"],
+            "log": {
+                key: evidence[key]
+                for key in (
+                    "placement",
+                    "hosts_from_placement",
+                    "pcpu_fallback",
+                    "filters",
+                    "zeroed_by",
+                    "removed_last",
+                    "host_reasons",
+                    "debug",
+                )
+            },
+            "flavor": None,
+            "replay": None,
+            "constraints": [],
+            "agrees": None,
+            "disagreement": None,
+            "summary": f"{evidence['failure'] or 'no failure logged'}: {_log_words(evidence)}; "
+            f"no replay (give {missing}: Nova's log does not carry the flavor)",
+        }
+    return explain(evidence, flavor, fleet, **options)
