@@ -72,6 +72,17 @@ _HOST_NODE = re.compile(r"^(?P<host>[^,\s()]+), \S+ (?P<why>fails .+)$")
 _NO_VALID_HOST = "No valid host was found."
 _MAX_RETRIES = "Exceeded maximum number of retries."
 
+# The evidence an answer carries under "log".
+LOG_KEYS = (
+    "placement",
+    "hosts_from_placement",
+    "pcpu_fallback",
+    "filters",
+    "zeroed_by",
+    "removed_last",
+    "host_reasons",
+    "debug",
+)
 # What each kind of constraint asks the operator to do.
 FIXES = {
     "resource": "free or add capacity of that resource class on a host, or shrink the flavor",
@@ -367,18 +378,7 @@ def explain(evidence: Mapping, flavor, fleet, **options) -> dict:
         "request": (evidence.get("requests") or [None])[0],
         "instances": list(evidence.get("instances") or []),
         "failure": evidence.get("failure"),
-        "log": {
-            key: evidence.get(key)
-            for key in (
-                "placement",
-                "hosts_from_placement",
-                "pcpu_fallback",
-                "filters",
-                "zeroed_by",
-                "removed_last",
-                "debug",
-            )
-        },
+        "log": {key: evidence.get(key) for key in LOG_KEYS},
         "flavor": report["name"],
         "replay": replay,
         "constraints": constraints,
@@ -523,19 +523,7 @@ def novalidhost(request: str, texts, flavor=None, fleet=None, **options) -> dict
             "request": evidence["requests"][0] if evidence["requests"] else None,
             "instances": evidence["instances"],
             "failure": evidence["failure"],
-            "log": {
-                key: evidence[key]
-                for key in (
-                    "placement",
-                    "hosts_from_placement",
-                    "pcpu_fallback",
-                    "filters",
-                    "zeroed_by",
-                    "removed_last",
-                    "host_reasons",
-                    "debug",
-                )
-            },
+            "log": {key: evidence[key] for key in LOG_KEYS},
             "flavor": None,
             "replay": None,
             "constraints": [],

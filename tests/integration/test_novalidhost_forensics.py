@@ -145,6 +145,8 @@ def test_filter_that_removes_every_host_is_named_with_each_host(logs, debug):
     ]
     assert evidence["removed_last"] == (["cpu1", "cpu2", "gpu1"] if debug else [])
     answer = forensics.explain(evidence, CASES["aggregate"]["flavor"], FLEET, aggregates_metadata=[TIER])
+    said = "aggregate_instance_extra_specs: fails flavor extra_specs requirements. '{'a100'}' do not match 'h100'"
+    assert answer["log"]["host_reasons"] == ({h: [said] for h in ("gpu1", "cpu1", "cpu2")} if debug else {})
     assert answer["agrees"] is True, answer["disagreement"]
     assert {c["host"]: c["kind"] for c in answer["constraints"]} == dict.fromkeys(
         ("cpu1", "cpu2", "gpu1"), "AggregateInstanceExtraSpecsFilter"
