@@ -37,13 +37,15 @@ def _provider(uuid, name, parent, inventories, traits=("OWNER_NOVA",), usages=No
     }
 
 
+# One NUMA cell per host, as nova-compute reports it (the scheduler's host state and the snapshot's record).
+CELLS = [{"id": 0, "pcpus": 0, "vcpus": 32, "memory_mb": 65536}]
 # The one H100 of the fleet is in use; two CPU hosts have room for general flavors.
 FLEET = {
     "resource_providers": [
-        _provider(GPU1, "gpu1", None, GENERAL),
+        dict(_provider(GPU1, "gpu1", None, GENERAL), numa_cells=CELLS),
         _provider(GPU1_DEV, "gpu1_0000:41:00.0", GPU1, {"CUSTOM_NVIDIA_H100": 1}, usages={"CUSTOM_NVIDIA_H100": 1}),
-        _provider(CPU1, "cpu1", None, GENERAL),
-        _provider(CPU2, "cpu2", None, GENERAL),
+        dict(_provider(CPU1, "cpu1", None, GENERAL), numa_cells=CELLS),
+        dict(_provider(CPU2, "cpu2", None, GENERAL), numa_cells=CELLS),
     ]
 }
 HOSTS = {GPU1: "gpu1", CPU1: "cpu1", CPU2: "cpu2"}
@@ -68,6 +70,10 @@ CASES = {
             "extra_specs": {"aggregate_instance_extra_specs:gpu_tier": "h100"},
         },
         "filters": ["ComputeFilter", "AggregateInstanceExtraSpecsFilter"],
+    },
+    "numa": {
+        "flavor": {"name": "two.nodes", "vcpus": 4, "ram": 8192, "disk": 20, "extra_specs": {"hw:numa_nodes": "2"}},
+        "filters": ["ComputeFilter", "NUMATopologyFilter"],
     },
 }
 
@@ -95,7 +101,12 @@ def logs(placement, tmp_path_factory):
                     "flavor": case["flavor"],
                     "enabled_filters": case["filters"],
                     "hosts": {
-                        uuid: {"name": host, "disabled": False, "aggregates": [{"metadata": TIER["metadata"]}]}
+                        uuid: {
+                            "name": host,
+                            "disabled": False,
+                            "numa_cells": CELLS,
+                            "aggregates": [{"metadata": TIER["metadata"]}],
+                        }
                         for uuid, host in HOSTS.items()
                     },
                 }
@@ -161,3 +172,29 @@ def test_replay_says_when_capacity_was_freed_since_the_log(logs):
     answer = forensics.explain(forensics.read_request([text], instance), CASES["no_candidates"]["flavor"], freed)
     assert answer["agrees"] is False
     assert "today it returns 1 host(s)" in answer["disagreement"] and "freed" in answer["disagreement"]
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["info", "debug"])
+def test_numa_layout_no_host_holds_is_named_on_every_host(logs, debug):
+    request_id, instance, text, result = logs[("numa", debug)]
+    assert result["outcome"] == "no_valid_host", result
+    evidence = forensics.read_request([text], request_id)
+    assert evidence["zeroed_by"] == "NUMATopologyFilter" and evidence["hosts_from_placement"] == 3
+    if debug:
+        assert evidence["instances"] == [instance]
+        said = "numa_topology_filter: fails NUMA topology requirements. The instance does not fit on this host."
+        assert evidence["host_reasons"] == {h: [said] for h in ("gpu1", "cpu1", "cpu2")}
+    answer = forensics.explain(evidence, CASES["numa"]["flavor"], FLEET)
+    assert answer["agrees"] is True, answer["disagreement"]
+    assert {c["host"]: c["detail"] for c in answer["constraints"]} == dict.fromkeys(
+        ("cpu1", "cpu2", "gpu1"), "NUMATopologyFilter: the guest asks 2 NUMA node(s); the host has 1 NUMA cell(s)"
+    )
+
+
+@pytest.mark.parametrize(
+    "prefix", ["Dec 02 08:06:15 ctl1 nova-scheduler[26839]: ", "2026-12-02T08:06:15+0000 ctl1 nova-scheduler[26839]: "]
+)
+def test_nova_lines_read_through_journald_give_the_same_evidence(logs, prefix):
+    request_id, _instance, text, _result = logs[("aggregate", True)]
+    journal = "\n".join(prefix + row for row in text.splitlines())
+    assert forensics.read_request(journal, request_id) == forensics.read_request(text, request_id)
