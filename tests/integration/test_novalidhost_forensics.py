@@ -39,13 +39,19 @@ def _provider(uuid, name, parent, inventories, traits=("OWNER_NOVA",), usages=No
 
 # One NUMA cell per host, as nova-compute reports it (the scheduler's host state and the snapshot's record).
 CELLS = [{"id": 0, "pcpus": 0, "vcpus": 32, "memory_mb": 65536}]
+# nova-compute's PCI pools ([pci] device_spec): gpu1 has one H100 in passthrough, the CPU hosts none.
+POOLS = {"gpu1": [{"vendor_id": "10de", "product_id": "2330", "numa_node": 0, "count": 1}], "cpu1": [], "cpu2": []}
+ALIASES = [
+    '{"name": "h100", "vendor_id": "10de", "product_id": "2330", "device_type": "type-PCI"}',
+    '{"name": "a40", "vendor_id": "10de", "product_id": "2235", "device_type": "type-PCI"}',
+]
 # The one H100 of the fleet is in use; two CPU hosts have room for general flavors.
 FLEET = {
     "resource_providers": [
-        dict(_provider(GPU1, "gpu1", None, GENERAL), numa_cells=CELLS),
+        dict(_provider(GPU1, "gpu1", None, GENERAL), numa_cells=CELLS, pci_pools=POOLS["gpu1"]),
         _provider(GPU1_DEV, "gpu1_0000:41:00.0", GPU1, {"CUSTOM_NVIDIA_H100": 1}, usages={"CUSTOM_NVIDIA_H100": 1}),
-        dict(_provider(CPU1, "cpu1", None, GENERAL), numa_cells=CELLS),
-        dict(_provider(CPU2, "cpu2", None, GENERAL), numa_cells=CELLS),
+        dict(_provider(CPU1, "cpu1", None, GENERAL), numa_cells=CELLS, pci_pools=POOLS["cpu1"]),
+        dict(_provider(CPU2, "cpu2", None, GENERAL), numa_cells=CELLS, pci_pools=POOLS["cpu2"]),
     ]
 }
 HOSTS = {GPU1: "gpu1", CPU1: "cpu1", CPU2: "cpu2"}
@@ -75,6 +81,16 @@ CASES = {
         "flavor": {"name": "two.nodes", "vcpus": 4, "ram": 8192, "disk": 20, "extra_specs": {"hw:numa_nodes": "2"}},
         "filters": ["ComputeFilter", "NUMATopologyFilter"],
     },
+    "pci": {
+        "flavor": {
+            "name": "gpu.a40",
+            "vcpus": 4,
+            "ram": 8192,
+            "disk": 20,
+            "extra_specs": {"pci_passthrough:alias": "a40:1"},
+        },
+        "filters": ["ComputeFilter", "PciPassthroughFilter"],
+    },
 }
 
 
@@ -100,11 +116,13 @@ def logs(placement, tmp_path_factory):
                     "instance_uuid": instance,
                     "flavor": case["flavor"],
                     "enabled_filters": case["filters"],
+                    "pci_aliases": ALIASES,
                     "hosts": {
                         uuid: {
                             "name": host,
                             "disabled": False,
                             "numa_cells": CELLS,
+                            "pci_pools": POOLS[host],
                             "aggregates": [{"metadata": TIER["metadata"]}],
                         }
                         for uuid, host in HOSTS.items()
@@ -198,3 +216,22 @@ def test_nova_lines_read_through_journald_give_the_same_evidence(logs, prefix):
     request_id, _instance, text, _result = logs[("aggregate", True)]
     journal = "\n".join(prefix + row for row in text.splitlines())
     assert forensics.read_request(journal, request_id) == forensics.read_request(text, request_id)
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["info", "debug"])
+def test_pci_alias_no_host_has_is_named_with_the_free_count(logs, debug):
+    request_id, _instance, text, result = logs[("pci", debug)]
+    assert result["outcome"] == "no_valid_host", result
+    evidence = forensics.read_request([text], request_id)
+    assert evidence["zeroed_by"] == "PciPassthroughFilter" and evidence["hosts_from_placement"] == 3
+    if debug:
+        assert set(evidence["host_reasons"]) == {"gpu1", "cpu1", "cpu2"}
+        assert all(
+            r[0].startswith("pci_passthrough_filter: doesn't have the required PCI devices")
+            for r in evidence["host_reasons"].values()
+        )
+    answer = forensics.explain(evidence, CASES["pci"]["flavor"], FLEET, pci_aliases=ALIASES)
+    assert answer["agrees"] is True, answer["disagreement"]
+    assert {c["host"]: c["detail"] for c in answer["constraints"]} == dict.fromkeys(
+        ("cpu1", "cpu2", "gpu1"), "PciPassthroughFilter: alias a40 needs 1 device(s); the host has 0 free"
+    )
