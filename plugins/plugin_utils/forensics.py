@@ -284,8 +284,13 @@ def read_request(texts, request: str) -> dict:
     return evidence
 
 
+# oslo.log appends the exception being handled (": module.Class" or ": module.Class: text") to a line logged
+# inside an except block, as nova-conductor's "Failed to compute_task_build_instances: ..." is.
+_ERROR_SUMMARY = re.compile(r"\s*: [A-Za-z_]\w*(?:\.\w+)+(?:: .*)?$")
+
+
 def _sentence(message: str, start: str) -> str:
-    return message[message.index(start) :].strip()
+    return _ERROR_SUMMARY.sub("", message[message.index(start) :]).strip()
 
 
 def _removed_all(evidence: dict, results: str, filter_entry) -> None:

@@ -91,6 +91,12 @@ CASES = {
         },
         "filters": ["ComputeFilter", "PciPassthroughFilter"],
     },
+    # A reschedule whose alternates are all used: only the conductor logs, MaxRetriesExceeded.
+    "retries": {
+        "flavor": {"name": "general", "vcpus": 4, "ram": 8192, "disk": 20, "extra_specs": {}},
+        "filters": ["ComputeFilter"],
+        "retries_exhausted": True,
+    },
 }
 
 
@@ -117,6 +123,7 @@ def logs(placement, tmp_path_factory):
                     "flavor": case["flavor"],
                     "enabled_filters": case["filters"],
                     "pci_aliases": ALIASES,
+                    "retries_exhausted": bool(case.get("retries_exhausted")),
                     "hosts": {
                         uuid: {
                             "name": host,
@@ -146,9 +153,11 @@ def test_no_allocation_candidates_is_explained_as_the_exhausted_device(logs, deb
     request_id, instance, text, result = logs[("no_candidates", debug)]
     assert result["outcome"] == "no_valid_host", result
     assert "Got no allocation candidates from the Placement API." in text
-    for wanted in (request_id, instance) if debug else (request_id,):
+    for wanted in (request_id, instance):
         evidence = forensics.read_request([text], wanted)
         assert evidence["placement"] == "no_candidates" and evidence["failure"] == "NoValidHost"
+        # The conductor's own line, not the scheduler's inference.
+        assert evidence["failure_message"] == "No valid host was found."
         answer = forensics.explain(evidence, CASES["no_candidates"]["flavor"], FLEET)
         assert answer["agrees"] is True, answer["disagreement"]
         assert answer["replay"]["reason"]["code"] == "in_use"
@@ -235,3 +244,20 @@ def test_pci_alias_no_host_has_is_named_with_the_free_count(logs, debug):
     assert {c["host"]: c["detail"] for c in answer["constraints"]} == dict.fromkeys(
         ("cpu1", "cpu2", "gpu1"), "PciPassthroughFilter: alias a40 needs 1 device(s); the host has 0 free"
     )
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["info", "debug"])
+def test_conductor_max_retries_exceeded_is_told_apart(logs, debug):
+    request_id, instance, text, result = logs[("retries", debug)]
+    assert result["outcome"] == "max_retries", result
+    evidence = forensics.read_request([text], instance)
+    assert evidence["requests"] == [request_id]
+    assert evidence["failure"] == "MaxRetriesExceeded"
+    assert evidence["failure_message"] == (
+        "Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for "
+        f"instance {instance}."
+    )
+    answer = forensics.explain(evidence, CASES["retries"]["flavor"], FLEET)
+    assert answer["replay"]["outcome"] == "fits" and answer["agrees"] is False
+    assert "the log does not say what Placement answered" in answer["disagreement"]
+    assert answer["summary"].startswith("MaxRetriesExceeded: the scheduler's lines do not say where the hosts went")

@@ -18,8 +18,11 @@ Placement returns are built as ``nova_filter_oracle.py`` builds them (``hosts``)
 ``HostManager.get_filtered_hosts`` runs the ``enabled_filters`` through Nova's filter handler. Only the
 database reads are replaced (the cell cache and the host states come from the case; every nova-compute
 is taken to be recent enough for the owner trait, and up for ComputeFilter's liveness check) and the
-notifications are dropped. The result: ``outcome`` (``no_valid_host``, ``selected`` or ``crash``) and
-``message``.
+notifications are dropped. When the scheduler raises NoValidHost, the conductor's own
+``set_vm_state_and_notify`` logs it as nova-conductor does for a build (``_conductor_reports``). A case with
+``"retries_exhausted": true`` is a reschedule whose alternates are all used: only the conductor logs, with
+the MaxRetriesExceeded it raises then. The result: ``outcome`` (``no_valid_host``, ``max_retries``,
+``selected`` or ``crash``) and ``message``.
 """
 
 from __future__ import annotations
@@ -92,6 +95,34 @@ def _host_manager(conf, hosts: dict):
     return CaseHostManager()
 
 
+def _conductor_reports(ctxt, instance_uuid: str, exc, spec) -> None:
+    """What nova-conductor logs when a build fails to schedule: Nova's own ``set_vm_state_and_notify``
+    (as ``ComputeTaskManager._set_vm_state_and_notify`` calls it for build_instances), with the instance
+    save, the fault record and the notifications dropped (they need the database and a message bus)."""
+    from nova import objects, rpc
+    from nova.compute import utils as compute_utils
+    from nova.scheduler import utils as scheduler_utils
+
+    class Notifier:
+        def error(self, *args, **kwargs):
+            return None
+
+    saved = (rpc.get_notifier, objects.Instance.save, compute_utils.add_instance_fault_from_exc)
+    saved_error = compute_utils.notify_about_compute_task_error
+    rpc.get_notifier = lambda *args, **kwargs: Notifier()
+    objects.Instance.save = lambda self, *args, **kwargs: None
+    compute_utils.add_instance_fault_from_exc = lambda *args, **kwargs: None
+    compute_utils.notify_about_compute_task_error = lambda *args, **kwargs: None
+    try:
+        updates = {"vm_state": "error", "task_state": None}
+        scheduler_utils.set_vm_state_and_notify(
+            ctxt, instance_uuid, "compute_task", "build_instances", updates, exc, spec
+        )
+    finally:
+        rpc.get_notifier, objects.Instance.save, compute_utils.add_instance_fault_from_exc = saved
+        compute_utils.notify_about_compute_task_error = saved_error
+
+
 def _case(conf, case: dict) -> dict:
     import nova_compute
     import nova_flavor_oracle
@@ -130,6 +161,14 @@ def _case(conf, case: dict) -> dict:
             project_id="p",
             user_id="u",
         )
+        if case.get("retries_exhausted"):
+            # A reschedule whose alternates are all used: the conductor raises this without asking the scheduler.
+            exc = exception.MaxRetriesExceeded(
+                reason="Exhausted all hosts available for retrying build failures for instance "
+                f"{case['instance_uuid']}."
+            )
+            _conductor_reports(ctxt, case["instance_uuid"], exc, spec)
+            return {"outcome": "max_retries", "message": exc.format_message()}
         sched = manager.SchedulerManager.__new__(manager.SchedulerManager)
         # The scheduler's placement client is the process-wide report client: the real one, on this Placement.
         report.PLACEMENTCLIENT = report.SchedulerReportClient(adapter=nova_compute._adapter(case["placement"]))
@@ -149,14 +188,12 @@ def _case(conf, case: dict) -> dict:
         except Exception as exc:  # noqa: BLE001  # select_destinations is an RPC endpoint: NoValidHost comes wrapped
             inner = exc.exc_info[1] if hasattr(exc, "exc_info") else exc
             if isinstance(inner, exception.NoValidHost):
+                _conductor_reports(ctxt, case["instance_uuid"], inner, spec)
                 return {"outcome": "no_valid_host", "message": inner.format_message()}
             import traceback
 
-            return {
-                "outcome": "crash",
-                "message": f"{type(inner).__name__}: {inner}",
-                "trace": "".join(line for line in traceback.format_exc().splitlines(True) if "/nova/" in line)[-3000:],
-            }
+            trace = "".join(line for line in traceback.format_exc().splitlines(True) if "/nova/" in line)
+            return {"outcome": "crash", "message": f"{type(inner).__name__}: {inner}", "trace": trace[-3000:]}
         finally:
             compute_utils.notify_about_scheduler_action = original_notify
         return {"outcome": "selected", "message": ""}

@@ -32,7 +32,8 @@ NO_CANDIDATES = (
 CONDUCTOR_NVH = line(
     "WARNING",
     "nova.scheduler.utils",
-    f"[instance: {INSTANCE}] Failed to compute_task_build_instances: No valid host was found. ",
+    f"[instance: {INSTANCE}] Failed to compute_task_build_instances: No valid host was found. "
+    ": nova.exception_Remote.NoValidHost_Remote: No valid host was found. ",
 )
 FILTERED_INFO = [
     line("INFO", "nova.filters", "Filter AggregateInstanceExtraSpecsFilter returned 0 hosts"),
