@@ -199,8 +199,9 @@ def read_request(texts, request: str) -> dict:
     else:
         requests = []
         for record in lines:
-            if wanted in _mentions(record):
-                requests.extend(r for r in record["requests"] if r not in requests)
+            # The line's own request id is the last of its context (a global request id may come first).
+            if wanted in _mentions(record) and record["requests"] and record["requests"][-1] not in requests:
+                requests.append(record["requests"][-1])
     mine = [r for r in lines if set(r["requests"]) & set(requests)]
     if not mine:
         raise ForensicsError(

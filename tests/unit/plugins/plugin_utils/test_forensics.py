@@ -239,3 +239,11 @@ def test_log_and_fleet_files_are_checked(tmp_path, monkeypatch):
         forensics.read_fleet_file(str(bad))
     bad.write_text(json.dumps(FLEET))
     assert forensics.read_fleet_file(str(bad)) == FLEET
+
+
+def test_global_request_id_first_in_the_context_is_not_taken_for_the_request():
+    glob = "req-77777777-2222-4333-8444-555555555555"
+    text = "\n".join(row.replace("[None ", f"[{glob} ") for row in FILTERED_INFO)
+    evidence = forensics.read_request(text, INSTANCE)
+    assert evidence["requests"] == [REQ] and evidence["zeroed_by"] == "AggregateInstanceExtraSpecsFilter"
+    assert forensics.read_request(text, glob)["lines"] == 2
