@@ -99,15 +99,16 @@ _raw:
         - What the log says. C(placement) is V(no_candidates) or V(candidates); C(hosts_from_placement) the hosts
           the filters started with; C(filters) each filter's C(name), C(start) and C(end) host counts;
           C(zeroed_by) the filter that removed the last hosts; C(removed_last) those hosts (DEBUG only);
-          C(host_reasons) what each filter said about a host (DEBUG only); C(pcpu_fallback) whether Nova asked
+          C(host_reasons) what each filter said about a host (DEBUG only); C(queries) the allocation candidates
+          queries Nova sent (only where keystoneauth logs at DEBUG); C(pcpu_fallback) whether Nova asked
           again with VCPU for PCPU; C(debug) whether DEBUG lines were found.
       type: dict
     flavor:
       description: The replayed flavor's name; null without O(flavor).
       type: str
     replay:
-      description: C(outcome) (as P(accel.openstack.flavor_fit#lookup)), C(placement_hosts), C(hosts_after_filters)
-        and C(reason); null without O(flavor) and a fleet.
+      description: C(outcome) (as P(accel.openstack.flavor_fit#lookup)), C(placement_hosts), C(hosts_after_filters),
+        C(reason) and C(queries) (what the flavor translates to); null without O(flavor) and a fleet.
       type: dict
     constraints:
       description: Per host (C(host), null for the whole fleet), the C(kind) of constraint that fails (V(resource),
@@ -115,7 +116,8 @@ _raw:
       type: list
       elements: dict
     agrees:
-      description: Whether the replay tells the same story as the log; null without a replay.
+      description: Whether the replay tells the same story as the log (and, where the log holds Nova's queries,
+        whether the flavor given translates to them); null without a replay.
       type: bool
     disagreement:
       description: How the replay and the log differ, or null.

@@ -29,6 +29,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping
+from urllib import parse
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import kind_of
@@ -69,6 +70,8 @@ _PART = re.compile(r"'(\w+): \(start: (\d+), end: (\d+)\)'")
 # A filter's DEBUG line on one host: HostState's repr "(host, node) ram: ... allocation_candidates: N" or "host, node".
 _HOST_STATE = re.compile(r"^\((?P<host>[^,()\s]+), [^()\s]+\) ram: .*? allocation_candidates: \d+,? (?P<why>.+)$")
 _HOST_NODE = re.compile(r"^(?P<host>[^,\s()]+), \S+ (?P<why>fails .+)$")
+# keystoneauth's request line (logger keystoneauth.session at DEBUG): the query Nova sends to Placement.
+_HTTP_QUERY = re.compile(r'^REQ: curl .*? -X GET "?[^"\s?]*/allocation_candidates\?(?P<query>[^"\s]+)"?')
 _NO_VALID_HOST = "No valid host was found."
 _MAX_RETRIES = "Exceeded maximum number of retries."
 
@@ -81,6 +84,7 @@ LOG_KEYS = (
     "zeroed_by",
     "removed_last",
     "host_reasons",
+    "queries",
     "debug",
 )
 # What each kind of constraint asks the operator to do.
@@ -221,6 +225,7 @@ def read_request(texts, request: str) -> dict:
         "zeroed_by": None,
         "removed_last": [],
         "host_reasons": {},
+        "queries": [],
         "failure": None,
         "failure_message": None,
         "lines": len(mine),
@@ -246,6 +251,8 @@ def read_request(texts, request: str) -> dict:
                 instances.append(uuid)
         if message.startswith(NO_CANDIDATES):
             evidence["placement"] = "no_candidates"
+        elif (found := _HTTP_QUERY.match(message)) and parse.unquote(found["query"]) not in evidence["queries"]:
+            evidence["queries"].append(parse.unquote(found["query"]))
         elif message == _FALLBACK:
             evidence["pcpu_fallback"] = True
         elif found := _STARTING.match(message):
@@ -378,6 +385,7 @@ def explain(evidence: Mapping, flavor, fleet, **options) -> dict:
         "placement_hosts": placed,
         "hosts_after_filters": report["after_filters"]["hosts"],
         "reason": report.get("reason"),
+        "queries": report["queries"],
     }
     agrees, disagreement = _agreement(evidence, replay, constraints)
     return {
@@ -408,6 +416,12 @@ def _agreement(evidence: Mapping, replay: Mapping, constraints: list) -> tuple[b
     now_hosts = len(replay["placement_hosts"])
     after = len(replay["hosts_after_filters"])
     zeroed = evidence.get("zeroed_by")
+    logged = list(evidence.get("queries") or [])
+    if logged and set(logged) != set(replay["queries"]):
+        return False, (
+            f"the flavor given is not the one this request asked for: Nova asked Placement {' then '.join(logged)}; "
+            f"the flavor translates to {' then '.join(replay['queries']) or 'no query'}"
+        )
     if said == "no_candidates" and now_hosts:
         filtered = f"and {after} pass the filters" if after else "but the filters remove them"
         return False, (

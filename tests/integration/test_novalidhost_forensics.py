@@ -124,6 +124,7 @@ def logs(placement, tmp_path_factory):
                     "enabled_filters": case["filters"],
                     "pci_aliases": ALIASES,
                     "retries_exhausted": bool(case.get("retries_exhausted")),
+                    "http_debug": debug,
                     "hosts": {
                         uuid: {
                             "name": host,
@@ -166,6 +167,17 @@ def test_no_allocation_candidates_is_explained_as_the_exhausted_device(logs, deb
         assert all(c["kind"] == "resource" for c in by_host.values())
         assert "CUSTOM_NVIDIA_H100" in by_host["gpu1"]["detail"] and "CUSTOM_NVIDIA_H100" in by_host["cpu1"]["detail"]
         assert answer["summary"].startswith("NoValidHost: Placement returned no allocation candidates")
+        # At DEBUG with keystoneauth's request lines the query Nova sent is in the log: it is the flavor's.
+        assert evidence["queries"] == (answer["replay"]["queries"] if debug else [])
+    if debug:
+        assert evidence["queries"] == [
+            "limit=1000&resources=CUSTOM_NVIDIA_H100:1,DISK_GB:20,MEMORY_MB:8192,VCPU:4"
+            "&root_required=OWNER_NOVA,!COMPUTE_STATUS_DISABLED"
+        ]
+        other = forensics.explain(evidence, dict(CASES["no_candidates"]["flavor"], ram=4096), FLEET)
+        assert other["agrees"] is False
+        assert other["disagreement"].startswith("the flavor given is not the one this request asked for")
+        assert "MEMORY_MB:4096" in other["disagreement"] and "MEMORY_MB:8192" in other["disagreement"]
 
 
 @pytest.mark.parametrize("debug", [False, True], ids=["info", "debug"])

@@ -5,7 +5,7 @@ JSON cases on stdin, JSON results on stdout (``nova_venv.serve``). A case::
 
     {"placement": URL, "log_file": path, "debug": bool, "request_id": "req-<uuid>", "instance_uuid": uuid,
      "flavor": {name, vcpus, ram, disk, extra_specs}, "pci_aliases": [...], "pci_in_placement": bool,
-     "enabled_filters": [Nova filter names],
+     "enabled_filters": [Nova filter names], "http_debug": bool (keystoneauth's request lines at DEBUG too),
      "hosts": {provider uuid: {"name": str, "disabled": bool, "numa_cells": [...], "pci_pools": [...],
                               "aggregates": [{"metadata": {...}}]}}}
 
@@ -47,7 +47,7 @@ def _setup():
     return conf
 
 
-def _log_to(conf, path: str, debug: bool) -> logging.Handler:
+def _log_to(conf, path: str, debug: bool, http_debug: bool = False) -> logging.Handler:
     from oslo_log import formatters
 
     handler = logging.FileHandler(path, encoding="utf-8")
@@ -63,6 +63,9 @@ def _log_to(conf, path: str, debug: bool) -> logging.Handler:
     for pair in conf.default_log_levels:
         name, _sep, level = pair.partition("=")
         logging.getLogger(name).setLevel(logging.getLevelName(level))
+    if http_debug:
+        # An operator who wants the queries Nova sends sets keystoneauth=DEBUG in default_log_levels.
+        logging.getLogger("keystoneauth").setLevel(logging.DEBUG)
     return handler
 
 
@@ -142,7 +145,7 @@ def _case(conf, case: dict) -> dict:
     request_filter._should_filter_by_owner = lambda ctxt: True
     # ComputeFilter's liveness check reads service heartbeats: every service is up (as nova_filter_oracle.py).
     servicegroup_api.API.service_is_up = lambda self, service: True
-    handler = _log_to(conf, case["log_file"], bool(case.get("debug")))
+    handler = _log_to(conf, case["log_file"], bool(case.get("debug")), bool(case.get("http_debug")))
     try:
         ctxt = nova_context.RequestContext(user_id="u", project_id="p", request_id=case["request_id"], overwrite=True)
         image = {"name": "image", "properties": {}}

@@ -247,3 +247,24 @@ def test_global_request_id_first_in_the_context_is_not_taken_for_the_request():
     evidence = forensics.read_request(text, INSTANCE)
     assert evidence["requests"] == [REQ] and evidence["zeroed_by"] == "AggregateInstanceExtraSpecsFilter"
     assert forensics.read_request(text, glob)["lines"] == 2
+
+
+def test_the_query_nova_sent_is_read_from_keystoneauth_and_checked_against_the_flavor():
+    url = "http://placement:8780/allocation_candidates?limit=1000&resources=DISK_GB%3A20%2CMEMORY_MB%3A8192%2CVCPU%3A4"
+    rows = [
+        line(
+            "DEBUG",
+            "keystoneauth.session",
+            f'REQ: curl -g -i -X GET "{url}" -H "OpenStack-API-Version: placement 1.36"',
+        ),
+        line("DEBUG", "keystoneauth.session", f'REQ: curl -g -i -X GET {url} -H "accept: application/json"'),
+        line("INFO", "nova.scheduler.manager", NO_CANDIDATES),
+    ]
+    evidence = forensics.read_request("\n".join(rows), REQ)
+    assert evidence["queries"] == ["limit=1000&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4"]
+    answer = forensics.explain(evidence, flavor("small", ram=8192, disk=20), {"resource_providers": []})
+    assert answer["disagreement"] == (
+        "the flavor given is not the one this request asked for: Nova asked Placement "
+        "limit=1000&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4; the flavor translates to "
+        "limit=1000&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&root_required=OWNER_NOVA,!COMPUTE_STATUS_DISABLED"
+    )
