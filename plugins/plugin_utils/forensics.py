@@ -162,8 +162,9 @@ def parse_line(text: str) -> dict | None:
     }
 
 
-def _lines(texts) -> tuple[list[dict], int]:
-    parsed, skipped = [], 0
+def _raw_lines(texts) -> tuple[list[str], int]:
+    """Every line of the texts within the bounds, and how many were skipped as too long."""
+    kept, skipped = [], 0
     if isinstance(texts, str):
         texts = [texts]
     for index, text in enumerate(texts):
@@ -183,11 +184,21 @@ def _lines(texts) -> tuple[list[dict], int]:
         for line in text.splitlines():
             if len(line) > MAX_LINE:
                 skipped += 1
-                continue
+            else:
+                kept.append(line)
+    return kept, skipped
+
+
+def _parsed(raw: list[str], needles) -> list[dict]:
+    """The oslo.log lines of ``raw`` that contain one of ``needles`` (a cheap test before the parse)."""
+    needles = tuple(needles)
+    out = []
+    for line in raw:
+        if any(n in line for n in needles):
             record = parse_line(line)
             if record:
-                parsed.append(record)
-    return parsed, skipped
+                out.append(record)
+    return out
 
 
 def _mentions(record: dict) -> set[str]:
@@ -197,20 +208,20 @@ def _mentions(record: dict) -> set[str]:
 def read_request(texts, request: str) -> dict:
     """The evidence of one request in ``texts`` (see the module docstring); raises ForensicsError when absent."""
     kind, wanted = check_request(request)
-    lines, skipped = _lines(texts)
+    raw, skipped = _raw_lines(texts)
     if kind == "request":
         requests = [wanted]
     else:
         requests = []
-        for record in lines:
+        for record in _parsed(raw, [wanted]):
             # The line's own request id is the last of its context (a global request id may come first).
             if wanted in _mentions(record) and record["requests"] and record["requests"][-1] not in requests:
                 requests.append(record["requests"][-1])
-    mine = [r for r in lines if set(r["requests"]) & set(requests)]
+    mine = [r for r in _parsed(raw, requests) if set(r["requests"]) & set(requests)] if requests else []
     if not mine:
         raise ForensicsError(
             f"no line of the {'request' if kind == 'request' else 'instance'} {wanted} in the logs given "
-            f"({len(lines)} oslo.log line(s) read, {skipped} over {MAX_LINE} characters skipped); give the scheduler "
+            f"({len(raw)} line(s) read, {skipped} over {MAX_LINE} characters skipped); give the scheduler "
             "and conductor logs of the failure's minutes (/var/log/kolla/nova/nova-scheduler.log, nova-conductor.log)"
         )
     evidence = {

@@ -139,7 +139,7 @@ def test_bad_request_is_refused_naming_the_forms(bad):
 
 
 def test_request_absent_says_what_was_read():
-    with pytest.raises(ForensicsError, match=r"no line of the request req-1111.* \(1 oslo.log line\(s\) read, 1 over"):
+    with pytest.raises(ForensicsError, match=r"no line of the request req-1111.* \(1 line\(s\) read, 1 over"):
         forensics.read_request(
             [line("INFO", "nova.x", "hello", request=OTHER), "y" * (forensics.MAX_LINE + 1)],
             REQ,
