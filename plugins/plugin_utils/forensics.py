@@ -476,7 +476,11 @@ def _summary(evidence: Mapping, replay: Mapping, constraints: list, disagreement
     failure = evidence.get("failure") or "no failure logged"
     said = _log_words(evidence)
     hosts = [c for c in constraints if c["host"]]
-    if hosts:
+    if replay["hosts_after_filters"]:
+        now = f"today it fits on {', '.join(replay['hosts_after_filters'])}"
+        if hosts:
+            now += f" ({len(hosts)} other host(s) removed by the filters)"
+    elif hosts:
         kinds = sorted({c["kind"] for c in hosts})
         now = f"today {len(hosts)} host(s) fail on {', '.join(kinds)}: " + "; ".join(
             f"{c['host']}: {c['detail']}" for c in hosts
@@ -484,7 +488,7 @@ def _summary(evidence: Mapping, replay: Mapping, constraints: list, disagreement
     elif constraints:
         now = f"today: {constraints[0]['detail']}"
     else:
-        now = f"today it fits on {', '.join(replay['hosts_after_filters'])}"
+        now = "today the replay names no constraint"
     text = f"{failure}: {said}; {now}"
     return f"{text}. The log and the replay disagree: {disagreement}" if disagreement else text
 

@@ -188,6 +188,7 @@ def test_replay_disagrees_when_capacity_was_freed_or_consumed_since():
     )
     assert freed["agrees"] is False
     assert "today it returns 4 host(s) and 4 pass the filters: capacity was freed" in freed["disagreement"]
+    assert "; today it fits on cpu1, cpu2, gpu1, gpu2. The log and the replay disagree" in freed["summary"]
     full = {"resource_providers": cpu_host(1, usages={"VCPU": 64})}
     consumed = forensics.explain(forensics.read_request("\n".join(FILTERED_INFO), REQ), flavor("small"), full)
     assert consumed["agrees"] is False and "today Placement returns none" in consumed["disagreement"]
