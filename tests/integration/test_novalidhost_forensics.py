@@ -273,3 +273,25 @@ def test_conductor_max_retries_exceeded_is_told_apart(logs, debug):
     assert answer["replay"]["outcome"] == "fits" and answer["agrees"] is False
     assert "the log does not say what Placement answered" in answer["disagreement"]
     assert answer["summary"].startswith("MaxRetriesExceeded: the scheduler's lines do not say where the hosts went")
+
+
+def test_the_lookup_explains_nova_s_own_log_as_a_playbook_runs_it(logs, tmp_path):
+    from tests.support.ansible_runner import run_expression
+
+    request_id, instance, text, _result = logs[("pci", True)]
+    log = tmp_path / "nova-scheduler.log"
+    log.write_text(text)
+    fleet_file = tmp_path / "fleet.json"
+    fleet_file.write_text(json.dumps(FLEET))
+    data = {"logs": [str(log)], "flavor": CASES["pci"]["flavor"], "fleet_file": str(fleet_file), "aliases": ALIASES}
+    expression = (
+        f"{{{{ query('accel.openstack.novalidhost', '{instance}', logs=logs, flavor=flavor, "
+        "fleet_file=fleet_file, pci_aliases=aliases) | to_json }}"
+    )
+    done = run_expression(tmp_path, expression, data)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (answer,) = json.loads(json.loads(done.stdout.split("=>", 1)[1])["msg"])
+    assert answer["request"] == request_id and answer["failure"] == "NoValidHost" and answer["agrees"] is True
+    assert answer["log"]["zeroed_by"] == "PciPassthroughFilter"
+    assert {c["host"] for c in answer["constraints"]} == {"cpu1", "cpu2", "gpu1"}
+    assert all(c["kind"] == "PciPassthroughFilter" for c in answer["constraints"])
