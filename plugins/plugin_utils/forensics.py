@@ -9,16 +9,19 @@ Two steps, both pure:
 short or short-iso format, whose prefix is dropped) and returns the evidence: the request ids and instance
 uuids, what Placement answered (``no_candidates`` or the number of hosts the filters started with), the
 filters that ran with their host counts, the filter that took the hosts to zero and the hosts it removed
-(DEBUG only), and the failure the conductor logged (``NoValidHost`` or ``MaxRetriesExceeded``). The
+and what each filter said about each host (DEBUG only), the allocation candidates queries Nova sent (where
+keystoneauth logs at DEBUG), and the failure the conductor logged (``NoValidHost`` or ``MaxRetriesExceeded``). The
 messages recognised are Nova 34's own (``nova/scheduler/manager.py``, ``nova/filters.py``,
 ``nova/scheduler/utils.py``, ``nova/exception.py``).
 
 ``explain(evidence, flavor, fleet, **options)`` replays the flavor on the fleet as it is now with
 ``flavor_fit`` (Nova's translation, Placement's semantics, the modelled filters) and says per host which
-constraint fails there, the fix, and whether the replay agrees with the log.
+constraint fails there, the fix, and whether the replay agrees with the log (and, where the log holds
+Nova's queries, whether the flavor given translates to them).
 
 Reading is bounded: each text at most ``MAX_BYTES`` characters and ``MAX_LINES`` lines; a line longer than
-``MAX_LINE`` is skipped and counted (``skipped_lines``).
+``MAX_LINE`` is skipped and counted (``skipped_lines``). Only lines containing the term (then the request ids
+found) are parsed.
 """
 
 from __future__ import annotations
