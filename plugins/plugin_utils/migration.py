@@ -62,7 +62,7 @@ MAX_INSTANCES = 20000
 _VERSION = re.compile(r"(\d{1,6})(?:\.(\d{1,6}))?(?:\.(\d{1,6}))?(?!\d)")
 _CLASS = re.compile(r"[A-Z0-9_]{1,255}")
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
-_LIBVIRT_NAME = re.compile(r"_pci_([0-9a-f]{4})_([0-9a-f]{2})_([0-9a-f]{2})_([0-7])$")
+_LIBVIRT_NAME = re.compile(r"_pci_([0-9a-f]{4})_([0-9a-f]{2})_([0-9a-f]{2})_([0-7])\Z")
 
 
 class MigrationInputError(AccelError, ValueError):
