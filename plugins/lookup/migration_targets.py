@@ -20,6 +20,7 @@ options:
     description: Not used, give the inputs as options.
     required: false
     type: list
+    elements: raw
   fleet:
     description: Placement's snapshot with its allocations (M(accel.openstack.placement_info) with
       O(accel.openstack.placement_info#module:allocations=true)).
@@ -70,7 +71,8 @@ _raw:
       description:
         - "One entry per instance holding a device, sorted by host and name, with C(uuid), C(name), C(host),
           C(devices) (C(provider), C(provider_uuid), C(kind) V(vgpu), V(pci) or V(other), C(resources), C(mdev_type) for a vGPU),
-          C(migratable) (no blocker and at least one target now), C(blockers) (C({code, detail, fix}); codes V(accelerator), V(version_too_old), V(version_unknown),
+          C(migratable) (no blocker and at least one target now),
+          C(blockers) (C({code, detail, fix}); codes V(accelerator), V(version_too_old), V(version_unknown),
           V(post_copy_permitted), V(mdev_type_unknown), V(device_not_live_migratable), V(alias_not_live_migratable),
           V(alias_unknown), V(spread_over_hosts)), C(targets) (host names, the RAMWeigher's order), C(why_not)
           (C({host: reason}) for every host that is no target, all of a host's reasons) and C(query) (the Placement query for its resources)."

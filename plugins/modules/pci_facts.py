@@ -135,7 +135,8 @@ ansible_facts:
       type: str
     accel_kernel_release:
       description: The running kernel's release (C(/proc/sys/kernel/osrelease), what C(uname -r) prints); left out
-        when the root has none, so that an inventory variable of the same name stands in. The live-migration rules read it (P(accel.openstack.migration_targets#lookup)).
+        when the root has none, so that an inventory variable of the same name stands in.
+        The live-migration rules read it (P(accel.openstack.migration_targets#lookup)).
       type: str
     accel_boot_state:
       description:

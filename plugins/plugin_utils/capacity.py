@@ -1197,7 +1197,7 @@ def _existing(plan: Plan) -> list[_Kind]:
                     totals[str(rc)] = totals.get(str(rc), 0) + amount
         if len(per_root) != 1:
             continue  # nothing here, or held on two hosts at once (a move in progress)
-        ((root, totals),) = per_root.items()
+        root, totals = next(iter(per_root.items()))
         signature = tuple(sorted(totals.items()))
         kind = kinds.get(signature)
         if kind is None:

@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "..", "fixtures", "nvidia", "health")
 NOW = calendar.timegm((2026, 12, 1, 17, 0, 0, 0, 0, 0))
 HOST = "gpu-node-2"
-ADDRESSES = ["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0"]
+ADDRESSES = ("0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0")
 RC = "CUSTOM_PCI_10DE_2330"
 
 

@@ -58,7 +58,7 @@ def _plan(case: dict) -> list:
 
 def test_cells_are_claimed_one_instance_after_another_as_novas_claim_does():
     rng = random.Random(34)
-    cases = [_case(rng) for _ in range(150)]
+    cases = [_case(rng) for _index in range(150)]
     novas = ask("tests/support/nova_numa_oracle.py", cases, 120, "Nova's NUMA claim")
     placed = full = 0
     for case, nova in zip(cases, novas, strict=True):

@@ -111,7 +111,7 @@ def _default_cases():
     rng = random.Random(34)
     cases = []
     for number in range(60):
-        hosts = [_random_host(rng) for _ in range(rng.randint(1, 7))]
+        hosts = [_random_host(rng) for _index in range(rng.randint(1, 7))]
         if number % 3 == 0:
             hosts.append(hosts[0])  # equal hosts: a tie
         factors = MULTIPLIERS if number < 10 else _random_multipliers(rng)
@@ -142,7 +142,7 @@ def _aggregate_cases():
     keys = list(MULTIPLIERS)
     cases = []
     for _number in range(40):
-        hosts = [_random_host(rng) for _ in range(rng.randint(2, 6))]
+        hosts = [_random_host(rng) for _index in range(rng.randint(2, 6))]
         aggregates = [
             [
                 {key: rng.choice(["2.0", "-1", "0", "0.5", "abc", "3"]) for key in rng.sample(keys, rng.randint(0, 3))}

@@ -144,10 +144,10 @@ def test_every_catalogued_xid_has_its_meaning_and_application_xids_leave_the_gpu
 
 
 def test_dmesg_seconds_since_boot_are_placed_with_the_boot_time_or_count_as_now():
-    events, _ = xid.parse_kernel_log(fixture("dmesg.txt"), "dmesg", NOW, boot_time=NOW - 30000)
+    events, _warnings = xid.parse_kernel_log(fixture("dmesg.txt"), "dmesg", NOW, boot_time=NOW - 30000)
     assert [(e["xid"], e["stamp"]) for e in events] == [(79, NOW - 30000 + 21518.961110)]
     assert gpu_health.assess({}, events, NOW, 3600)[0]["state"] == "healthy"  # 2.3 hours ago
-    unknown, _ = xid.parse_kernel_log(fixture("dmesg.txt"), "dmesg", NOW)
+    unknown, _warnings = xid.parse_kernel_log(fixture("dmesg.txt"), "dmesg", NOW)
     assert unknown[0]["time"] is None
     assert gpu_health.assess({}, unknown, NOW, 3600)[0]["state"] == "failed"  # no time: it counts
 
@@ -296,7 +296,7 @@ def test_a_window_that_is_not_seconds_is_refused(window):
 
 def test_a_flood_of_xid_lines_keeps_the_most_recent_and_says_how_many_were_not_counted():
     line = "2026-12-01T16:59:{:02d}+0000 n kernel: NVRM: Xid (PCI:0000:18:00): {}, pid=1, name=x, y\n"
-    text = line.format(0, 79) + "".join(line.format(1, 13) for _ in range(xid.MAX_EVENTS))
+    text = line.format(0, 79) + "".join(line.format(1, 13) for _index in range(xid.MAX_EVENTS))
     events, warnings = xid.parse_kernel_log(text, "kern.log", NOW)
     assert len(events) == xid.MAX_EVENTS and {e["xid"] for e in events} == {13}
     assert warnings == ["kern.log: 20,001 Xid events; the most recent 20,000 are counted, the 1 older one is not"]
