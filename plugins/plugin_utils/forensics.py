@@ -54,25 +54,25 @@ _JOURNAL = re.compile(
 # oslo.log's logging_context_format_string as Kolla and distributions run it.
 _OSLO = re.compile(
     r"^(?P<time>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?) +(?P<pid>\d+) +"
-    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|TRACE) +(?P<logger>\S+) +\[(?P<context>[^\]]*)\] ?(?P<message>.*)$"
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|TRACE) +(?P<logger>\S+) +\[(?P<context>[^\]]*)\] ?(?P<message>.*)\Z"
 )
 # oslo.log's logging_debug_format_suffix ("%(funcName)s %(pathname)s:%(lineno)d") ends every DEBUG line.
-_DEBUG_SUFFIX = re.compile(r" \w+ \S+\.py:\d+$")
+_DEBUG_SUFFIX = re.compile(r" \w+ \S+\.py:\d+\Z")
 _INSTANCE_PREFIX = re.compile(rf"^\[instance: ({_UUID})\] ")
 
 # Nova 34's messages.
 NO_CANDIDATES = "Got no allocation candidates from the Placement API."
 _FALLBACK = "Requesting fallback allocation candidates with VCPU instead of PCPU"
-_STARTING = re.compile(r"^Starting with (\d+) host\(s\)$")
-_FILTER_N = re.compile(r"^Filter (\w+) returned (\d+) host\(s\)$")
-_FILTER_ZERO = re.compile(r"^Filter (\w+) returned 0 hosts$")
+_STARTING = re.compile(r"^Starting with (\d+) host\(s\)\Z")
+_FILTER_N = re.compile(r"^Filter (\w+) returned (\d+) host\(s\)\Z")
+_FILTER_ZERO = re.compile(r"^Filter (\w+) returned 0 hosts\Z")
 _REMOVED_ALL = re.compile(
-    rf"^Filtering removed all hosts for the request with instance ID '({_UUID})'\. Filter results: (\[.*\])$"
+    rf"^Filtering removed all hosts for the request with instance ID '({_UUID})'\. Filter results: (\[.*\])\Z"
 )
 _PART = re.compile(r"'(\w+): \(start: (\d+), end: (\d+)\)'")
 # A filter's DEBUG line on one host: HostState's repr "(host, node) ram: ... allocation_candidates: N" or "host, node".
-_HOST_STATE = re.compile(r"^\((?P<host>[^,()\s]+), [^()\s]+\) ram: .*? allocation_candidates: \d+,? (?P<why>.+)$")
-_HOST_NODE = re.compile(r"^(?P<host>[^,\s()]+), \S+ (?P<why>fails .+)$")
+_HOST_STATE = re.compile(r"^\((?P<host>[^,()\s]+), [^()\s]+\) ram: .*? allocation_candidates: \d+,? (?P<why>.+)\Z")
+_HOST_NODE = re.compile(r"^(?P<host>[^,\s()]+), \S+ (?P<why>fails .+)\Z")
 # keystoneauth's request line (logger keystoneauth.session at DEBUG): the query Nova sends to Placement.
 _HTTP_QUERY = re.compile(r'^REQ: curl .*? -X GET "?[^"\s?]*/allocation_candidates\?(?P<query>[^"\s]+)"?')
 _NO_VALID_HOST = "No valid host was found."
@@ -308,7 +308,7 @@ def read_request(texts, request: str) -> dict:
 
 # oslo.log appends the exception being handled (": module.Class" or ": module.Class: text") to a line logged
 # inside an except block, as nova-conductor's "Failed to compute_task_build_instances: ..." is.
-_ERROR_SUMMARY = re.compile(r"\s*: [A-Za-z_]\w*(?:\.\w+)+(?:: .*)?$")
+_ERROR_SUMMARY = re.compile(r"\s*: [A-Za-z_]\w*(?:\.\w+)+(?:: .*)?\Z")
 
 
 def _sentence(message: str, start: str) -> str:
