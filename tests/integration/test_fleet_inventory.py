@@ -97,6 +97,7 @@ def test_facts_and_placement_give_groups_and_device_summaries(fleet, tmp_path):
     hostvars = data["_meta"]["hostvars"]
     assert set(hostvars) == {
         "hgx-01", "workstation-01", "vgpu-a16-01", "vgpu-l40s-01", "mig-01", "net-01", "epyc-01", "legacy-01",
+        "mi300x-01", "flex170-01",
     }  # fmt: skip
     # model and mode (the demo policy decides the mode of what it selects)
     assert members(data, "accel_model_10de_2330") == {"hgx-01"}

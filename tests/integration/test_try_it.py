@@ -80,7 +80,8 @@ def test_the_read_only_plan_writes_nothing(user_home, placement, tmp_path):
     command += " -e " + json.dumps(json.dumps({"accel_placement_auth": placement.auth}))
     done = bash(command, tmp_path, dict(env, ACCEL_DEMO_DIR=str(tmp_path / "run")))
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    assert "Nova config would change on epyc-01, hgx-01, legacy-01, mig-01, net-01, vgpu-a16-01" in done.stdout
+    changing = "epyc-01, flex170-01, hgx-01, legacy-01, mi300x-01, mig-01, net-01, vgpu-a16-01"
+    assert f"Nova config would change on {changing}" in done.stdout
     assert "+++ after: /etc/modprobe.d/accel-openstack-vfio.conf" in done.stdout  # the plan, as a diff
     assert read_tree(str(tmp_path / "run")) == before
     assert placement.request("GET", "/resource_providers")[1] == providers
@@ -112,7 +113,7 @@ def test_the_documented_first_run_builds_the_simulated_fleet_and_validates_its_f
     run_dir = work / "accel-try-it"
     inventory = home / ".ansible/collections/ansible_collections/accel/openstack/inventories/demo/hosts.yml"
     hosts = inventory_profiles(str(inventory))
-    assert len(hosts) == 8
+    assert len(hosts) == 10
     for host, profile in hosts.items():
         marker = json.loads((run_dir / "roots" / host / MARKER.lstrip("/")).read_text())
         assert marker == {"profile": profile, "written_by": "accel.openstack.simulated_host"}
@@ -120,7 +121,7 @@ def test_the_documented_first_run_builds_the_simulated_fleet_and_validates_its_f
     outcomes = {f["name"]: (f["outcome"], f["ok"]) for f in report["flavors"]}
     assert report["ok"] is True
     assert outcomes.pop("gpu.h100-typo") == ("rejected_by_placement", True)  # declared expect: unplaceable
-    assert set(outcomes.values()) == {("fits", True)} and len(outcomes) == 8, outcomes
+    assert set(outcomes.values()) == {("fits", True)} and len(outcomes) == 11, outcomes
     assert (run_dir / "kolla-config" / "nova" / "hgx-01" / "nova.conf").is_file()
     # Its local Placement was started for the run and is gone after it.
     assert re.search(r"A local Placement listens on http://127\.0\.0\.1:\d+", done.stdout)
@@ -151,7 +152,8 @@ def test_a_second_run_given_a_running_placement_rebuilds_the_roots_and_registers
 # (accel_reboot: never), the host whose IOMMU is off, and a general flavor that can land on GPU hosts.
 DEMO_FINDINGS = sorted(
     [("error", None, "flavor_unplaceable"), ("warning", None, "gpu_host_unreserved"),
-     ("warning", "legacy-01", "iommu_off"), ("info", "vgpu-l40s-01", "adopt_unexpressed")]
+     ("warning", "legacy-01", "iommu_off")]
+    + [("info", host, "adopt_unexpressed") for host in ("flex170-01", "vgpu-l40s-01")]
     + [("warning", host, "not_bound_vfio") for host in ("epyc-01", "hgx-01", "mig-01", "workstation-01")],
     key=str,
 )  # fmt: skip
@@ -177,7 +179,7 @@ def test_the_installed_collection_audits_the_demo_by_fqcn(user_home, try_it_runs
     assert sorted(str(p) for p in collection.rglob("*")) == inside
     report = json.loads((tmp_path / "accel-audit.json").read_text())
     assert sorted(((f["severity"], f["host"], f["code"]) for f in report["findings"]), key=str) == DEMO_FINDINGS
-    assert "audit: 1 error, 6 warnings and 1 info finding" in out
+    assert "audit: 1 error, 6 warnings and 2 info findings" in out
     unreserved = next(f for f in report["findings"] if f["code"] == "gpu_host_unreserved")
     assert len(unreserved["fix"]) > 140 and unreserved["fix"] in out  # the table shows it whole
     fixes = " ".join(f["fix"] for f in report["findings"])

@@ -1,7 +1,7 @@
 """AMD Instinct MI300X and Intel Data Center GPU Flex 170 VFs end to end, without a pipeline run.
 
-The example fleet (inventories/vendors-example) is built from its hardware profiles, discovered, rendered
-with its device policy, checked by Nova 34's own parsers (tests/support/nova_oracle.py: device_spec,
+The demo fleet's two hosts of these GPUs (mi300x-01, flex170-01 in inventories/demo) are built from their
+hardware profiles, discovered, rendered with the demo policy's entries for them, checked by Nova 34's own parsers (tests/support/nova_oracle.py: device_spec,
 alias, the PCI-in-Placement view), predicted as Placement providers, and its flavors are fitted to that
 prediction by the collection's Placement solver.
 """
@@ -22,11 +22,13 @@ from tests.support.fake_sysfs import build_root, inventory_profiles
 
 pytestmark = pytest.mark.nova
 
-EXAMPLE = "inventories/vendors-example"
-with open(f"{EXAMPLE}/group_vars/all/device_policy.yml") as handle:
-    POLICY = yaml.safe_load(handle)["accel_device_policy"]
-with open(f"{EXAMPLE}/group_vars/all/validate.yml") as handle:
-    FLAVORS = yaml.safe_load(handle)["accel_validate_flavors"]
+DEMO = "inventories/demo"
+VENDOR_HOSTS = ("mi300x-01", "flex170-01")
+with open(f"{DEMO}/group_vars/all/device_policy.yml") as handle:
+    # The policy's entries for these GPUs: the demo's other entries match nothing on these two hosts.
+    POLICY = [e for e in yaml.safe_load(handle)["accel_device_policy"] if e["name"] in ("mi300x-vf", "flex170-vf")]
+with open(f"{DEMO}/group_vars/all/validate.yml") as handle:
+    FLAVORS = [f for f in yaml.safe_load(handle)["accel_validate_flavors"] if "-vf." in f["name"]]
 OPTIONS = Options(report_in_placement=True, pci_in_placement=True)
 MI300X_VFS = [f"0000:05:00.{f}" for f in range(1, 8)] + ["0000:05:01.0"]
 FLEX_VFS = [f"0000:4d:00.{f}" for f in range(1, 5)]
@@ -36,7 +38,9 @@ FLEX_VFS = [f"0000:4d:00.{f}" for f in range(1, 5)]
 def hosts(tmp_path_factory):
     base = tmp_path_factory.mktemp("vendors")
     out = {}
-    for host, profile in sorted(inventory_profiles(f"{EXAMPLE}/hosts.yml").items()):
+    for host, profile in sorted(inventory_profiles(f"{DEMO}/hosts.yml").items()):
+        if host not in VENDOR_HOSTS:
+            continue
         facts, warnings = discover(build_root(profile, str(base / host)))
         assert warnings == []
         out[host] = facts
@@ -139,6 +143,10 @@ def test_the_example_flavors_fit_as_many_times_as_there_are_vfs(hosts, rendering
 
 
 def test_the_prepare_stage_makes_flex_vfs_on_every_flex_pf_and_leaves_gim_alone(hosts):
-    flex = host_plan(hosts["flex170-01"]["accel_pci_devices"], POLICY)
+    # The demo takes the Flex VFs as they are (its roots have no kernel that makes VFs); a real host's
+    # policy sets sriov_numvfs, docs/vendors.md.
+    policy = [dict(e, sriov_numvfs=4) if e["name"] == "flex170-vf" else e for e in POLICY]
+    assert host_plan(hosts["flex170-01"]["accel_pci_devices"], POLICY)["sriov"] == []
+    flex = host_plan(hosts["flex170-01"]["accel_pci_devices"], policy)
     assert flex["sriov"] == [{"devices": ["0000:4d:00.0", "0000:cb:00.0"], "numvfs": 4, "entry": "flex170-vf"}]
-    assert host_plan(hosts["mi300x-01"]["accel_pci_devices"], POLICY)["sriov"] == []
+    assert host_plan(hosts["mi300x-01"]["accel_pci_devices"], policy)["sriov"] == []
