@@ -425,13 +425,40 @@ def _fix(code, report: Mapping, kind: str | None = None) -> str:
     return words
 
 
+# The parameters of a request group; what follows the name is the group's suffix.
+_GROUP_PARAM = re.compile(r"^(resources|required|member_of|in_tree)(.+)\Z")
+
+
+def query_shape(query: str) -> tuple:
+    """A Placement query as its request groups ask, whatever their suffixes are called: Nova 34 names the groups of
+    a PCI alias after the PCI request's UUID (``resources<uuid>-0``) where the replay names them after the alias's
+    position (``resources_pci0-0``). Each group becomes its sorted parameters without the suffix, and
+    ``same_subtree`` names the groups it joins by their parameters; the rest is compared as it is."""
+    plain: list[tuple[str, object]] = []
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for key, value in parse.parse_qsl(query, keep_blank_values=True):
+        found = _GROUP_PARAM.match(key)
+        if found:
+            groups.setdefault(found.group(2), []).append((found.group(1), value))
+        else:
+            plain.append((key, value))
+    asked = {suffix: tuple(sorted(items)) for suffix, items in groups.items()}
+    shaped = [
+        (key, tuple(sorted(repr(asked.get(name, name)) for name in str(value).split(","))))
+        if key == "same_subtree"
+        else (key, value)
+        for key, value in plain
+    ]
+    return tuple(sorted(shaped, key=repr)), tuple(sorted(asked.values()))
+
+
 def _agreement(evidence: Mapping, replay: Mapping, constraints: list) -> tuple[bool, str | None]:
     said = evidence.get("placement")
     now_hosts = len(replay["placement_hosts"])
     after = len(replay["hosts_after_filters"])
     zeroed = evidence.get("zeroed_by")
     logged = list(evidence.get("queries") or [])
-    if logged and set(logged) != set(replay["queries"]):
+    if logged and {query_shape(q) for q in logged} != {query_shape(q) for q in replay["queries"]}:
         return False, (
             f"the flavor given is not the one this request asked for: Nova asked Placement {' then '.join(logged)}; "
             f"the flavor translates to {' then '.join(replay['queries']) or 'no query'}"

@@ -269,3 +269,28 @@ def test_the_query_nova_sent_is_read_from_keystoneauth_and_checked_against_the_f
         "limit=1000&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4; the flavor translates to "
         "limit=1000&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&root_required=OWNER_NOVA,!COMPUTE_STATUS_DISABLED"
     )
+
+
+def test_pci_groups_named_after_nova_s_request_uuid_agree_with_the_replay_s_names():
+    """Nova 34 suffixes a PCI alias's groups with the PCI request's UUID; the replay with the alias's position."""
+    nova = (
+        "group_policy=none&limit=1000&required883df92d-6a70-4e00-b79b-2cf4497d4c3b-0=CUSTOM_GPU_NVLINK,OWNER_NOVA"
+        "&required883df92d-6a70-4e00-b79b-2cf4497d4c3b-1=CUSTOM_GPU_NVLINK,OWNER_NOVA"
+        "&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&resources883df92d-6a70-4e00-b79b-2cf4497d4c3b-0=CUSTOM_NVIDIA_H100:1"
+        "&resources883df92d-6a70-4e00-b79b-2cf4497d4c3b-1=CUSTOM_NVIDIA_H100:1&root_required=OWNER_NOVA"
+    )
+    replay = (
+        "group_policy=none&limit=1000&required_pci0-0=CUSTOM_GPU_NVLINK,OWNER_NOVA&required_pci0-1=CUSTOM_GPU_NVLINK,"
+        "OWNER_NOVA&resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&resources_pci0-0=CUSTOM_NVIDIA_H100:1"
+        "&resources_pci0-1=CUSTOM_NVIDIA_H100:1&root_required=OWNER_NOVA"
+    )
+    shape = forensics.query_shape
+    assert shape(nova) == shape(replay)
+    # one group asking another trait, another amount, or a group fewer: a different query
+    assert shape(nova) != shape(replay.replace("_pci0-1=CUSTOM_GPU_NVLINK,", "_pci0-1="))
+    assert shape(nova) != shape(replay.replace("H100:1&root", "H100:2&root"))
+    assert shape(nova) != shape(replay.replace("&resources_pci0-1=CUSTOM_NVIDIA_H100:1", ""))
+    # same_subtree names the groups it joins by what they ask
+    joined = "resources1=VGPU:1&required2=CUSTOM_X&same_subtree=1,2"
+    assert shape(joined) == shape("resources_a=VGPU:1&required_b=CUSTOM_X&same_subtree=_a,_b")
+    assert shape(joined) != shape(joined.replace("same_subtree=1,2", "same_subtree=1"))
