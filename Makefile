@@ -156,17 +156,18 @@ CHECKS := sanity sanity-newest lint docs-lint unit unit-newest hostile molecule
 
 test: venv placement-venv nova-venv newest-venv kolla-venv ironic-venv cyborg-venv collection browser
 	@mkdir -p .build; start=$$(date +%s); \
-	  ( $(MAKE) --no-print-directory integration > .build/make-test-integration.log 2>&1; \
+	  ( TIMEFORMAT="make test: integration took %0R s (CPU: %0U s user, %0S s system)"; \
+	    { time $(MAKE) --no-print-directory integration > .build/make-test-integration.log 2>&1; } 2> .build/make-test-integration.time; \
 	    echo $$? > .build/make-test-integration.rc ) & \
 	  $(MAKE) --no-print-directory checks; checks=$$?; wait; \
-	  cat .build/make-test-integration.log; integration=$$(cat .build/make-test-integration.rc); \
+	  cat .build/make-test-integration.log .build/make-test-integration.time; integration=$$(cat .build/make-test-integration.rc); \
 	  echo "make test: $$(( $$(date +%s) - start )) s in all (integration exit $$integration, the other parts exit $$checks)"; \
 	  [ $$checks -eq 0 ] && [ $$integration -eq 0 ]
 
-# The other targets one after another, each one's time said as it ends.
+# The other targets one after another, each one's time (and the CPU it took) said as it ends.
 checks:
-	@for target in $(CHECKS); do start=$$(date +%s); $(MAKE) --no-print-directory $$target || exit 1; \
-	  echo "make test: $$target took $$(( $$(date +%s) - start )) s"; done
+	@for target in $(CHECKS); do TIMEFORMAT="make test: $$target took %0R s (CPU: %0U s user, %0S s system)"; \
+	  time $(MAKE) --no-print-directory $$target || exit 1; done
 
 build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path .build
