@@ -136,6 +136,8 @@ def _integer(value: object, spec: tuple) -> tuple[str | None, str | None]:
         value = int(value.strip())
     if not isinstance(value, int):
         return None, "must be a whole number"
+    if not -(2**63) <= value < 2**63:
+        return None, "is outside the 64-bit range every whole-number option of Nova fits in"
     if choices and value not in choices:
         return None, f"must be one of {', '.join(str(c) for c in choices)}"
     if minimum is not None and value < minimum:
