@@ -70,10 +70,12 @@ cyborg-venv:
 	@tests/venv.sh $(CYBORG_VENV) $(PYTHON) requirements/cyborg.txt
 
 # The standard traits and resource classes, regenerated from the os-traits and os-resource-classes
-# pinned in requirements/nova.txt, and Nova's extra-spec validator table (run after changing those pins).
+# pinned in requirements/nova.txt, Nova's extra-spec validator table and its [libvirt] options (run after
+# changing those pins).
 names: nova-venv
 	$(NOVA_VENV)/bin/python tests/support/gen_standard_names.py
 	$(NOVA_VENV)/bin/python tests/support/gen_extra_specs.py
+	$(NOVA_VENV)/bin/python tests/support/gen_libvirt_options.py
 
 # The device catalog's data module, rewritten from plugins/module_utils/_host/device_catalog.yml (run after
 # editing the YAML; a unit test fails while the two differ).

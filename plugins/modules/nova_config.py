@@ -9,7 +9,7 @@ version_added: 1.0.0
 description:
   - Renders, for every host given in O(hosts), the C([pci] device_spec), C([pci] alias),
     C([pci] report_in_placement), C([devices] enabled_mdev_types) and C([mdev_<type>]) keys nova-compute
-    needs, the aliases, C([filter_scheduler] enabled_filters) and C([filter_scheduler] pci_in_placement) nova-api and
+    needs, its C([libvirt]) options (O(hosts[].libvirt)), the aliases, C([filter_scheduler] enabled_filters) and C([filter_scheduler] pci_in_placement) nova-api and
     nova-scheduler need, and a Nova provider config file where the policy asks for custom traits on vGPU
     providers or the host for custom compute node traits or inventories.
   - The device policy is validated first; every bad field is reported at once, naming the entry, the field
@@ -73,6 +73,19 @@ options:
         description:
           - Custom resource classes to add to the compute node provider, as C(CUSTOM_X=total) entries or with
             a mapping of C(total), C(reserved) and the other inventory fields.
+        type: dict
+      libvirt:
+        description:
+          - Nova's C([libvirt]) options for this host's nova-compute (C(accel_nova_libvirt)), such as
+            C(live_migration_permit_post_copy), C(live_migration_downtime) or C(live_migration_timeout_action).
+          - Each name must be a C([libvirt]) option of Nova 34 and each value what Nova reads for it (a boolean,
+            a whole number within its bounds and choices, a string among its choices, a list of strings, an IP
+            address or host name); anything else fails the task, naming the host, the option and the fix, and
+            nothing is written. C(connection_uri), C(live_migration_uri), C(rbd_user) and C(rbd_secret_uuid)
+            are refused (the deployment owns them). A null value writes nothing for that option.
+          - On a host whose config enables a vGPU type, C(live_migration_permit_post_copy) is written V(false)
+            unless given here (Nova's vGPU documentation requires it for live migration); V(true) is written
+            with a warning.
         type: dict
   policy:
     description: The device policy (C(accel_device_policy)); see docs/device-policy.md.
@@ -238,7 +251,8 @@ kolla_command:
   sample: kolla-ansible reconfigure -i multinode -t nova --limit gpu-01,gpu-02
 policy_warnings:
   description: Policy entries that match no device, devices not yet on vfio-pci, devices not offered because
-    their host's IOMMU is off, and the like.
+    their host's IOMMU is off, C([libvirt]) options deprecated in Nova or post-copy permitted on a vGPU host,
+    and the like.
   returned: always
   type: list
   elements: str
@@ -271,6 +285,7 @@ def argument_spec() -> dict:
                 "compute_node_traits": {"type": "list", "elements": "str"},
                 "compute_node_inventories": {"type": "dict"},
                 "provider_config": {"type": "list", "elements": "dict"},
+                "libvirt": {"type": "dict"},
             },
         },
         "policy": {"type": "list", "elements": "dict", "required": True},

@@ -14,7 +14,7 @@ from ansible_collections.accel.openstack.plugins.module_utils._host.discovery im
 from ansible_collections.accel.openstack.plugins.module_utils._host.files import apply_all
 from ansible_collections.accel.openstack.plugins.module_utils._host.root import HostRoot
 from ansible_collections.accel.openstack.plugins.module_utils._nova.files import plan
-from tests.support import kolla_render, nova_oracle
+from tests.support import kolla_render, nova_libvirt_oracle, nova_oracle
 from tests.support.fake_sysfs import build_root
 
 pytestmark = [
@@ -32,10 +32,11 @@ OPERATOR = {
     "global.conf": '[DEFAULT]\ndebug = True\n[pci]\nalias = {"name": "old", "vendor_id": "10de", '
     '"product_id": "1db4", "device_type": "type-PCI"}\n',
     "nova.conf": '[pci]\ndevice_spec = {"vendor_id": "10de", "product_id": "1db4"}\n'
-    "[libvirt]\ncpu_mode = host-passthrough\n",
+    "[libvirt]\ncpu_mode = host-passthrough\nlive_migration_permit_post_copy = true\n",
     "nova/nova-scheduler.conf": "[filter_scheduler]\n"
     "enabled_filters = ComputeFilter,AggregateInstanceExtraSpecsFilter\n",
 }
+TUNED = {"live_migration_timeout_action": "force_complete", "live_migration_downtime": 1000}
 PROVIDER_LOOKUP = (
     "{{ lookup('ansible.builtin.file', node_custom_config ~ '/nova/' ~ inventory_hostname ~ "
     "'/provider_config.yaml') | from_yaml }}"
@@ -113,6 +114,8 @@ def _nova_compute_answer(rendered: dict, host: str, facts: dict) -> dict:
 )
 def test_kolla_renders_what_nova_accepts(fleet, tmp_path, name, globals_, operator):
     globals_ = dict(globals_, nova_cell_compute_provider_config=PROVIDER_LOOKUP)
+    if operator:  # the operator's [libvirt] options for the H100 host (accel_nova_libvirt)
+        fleet = [dict(h, libvirt=TUNED) if h["name"] == "hgx-h100" else h for h in fleet]
     rendering, params = _apply(tmp_path, fleet, globals_, operator=operator)
     rendered = kolla_render.render(str(tmp_path), SERVICES, globals_)
     answers = _judge(rendered, fleet)
@@ -139,6 +142,18 @@ def test_kolla_renders_what_nova_accepts(fleet, tmp_path, name, globals_, operat
         assert "AggregateInstanceExtraSpecsFilter" in filters
         assert "debug = True" in rendered[COMPUTE[0]]["nova-compute"]
         assert "cpu_mode = host-passthrough" in rendered[COMPUTE[0]]["nova-compute"]
+        # Kolla's merge keeps its own [libvirt] keys and the operator's, the host's file wins: post-copy stays as
+        # nova.conf permits it on the H100 host, and is off on the vGPU host (the collection's default there)
+        merged = nova_libvirt_oracle.ask(
+            [{"id": h, "files": {"nova.conf": rendered[h]["nova-compute"]}} for h in ("hgx-h100", "vgpu-a16")]
+        )
+        assert all(answer["ok"] for answer in merged), merged
+        h100, a16 = (answer["libvirt"] for answer in merged)
+        assert h100["live_migration_permit_post_copy"] is True and a16["live_migration_permit_post_copy"] is False
+        assert h100["live_migration_timeout_action"] == "force_complete" and h100["live_migration_downtime"] == 1000
+        assert "live_migration_timeout_action" not in a16
+        for answer in (h100, a16):
+            assert answer["cpu_mode"] == "host-passthrough" and answer["connection_uri"].startswith("qemu+tcp://")
     # A second run changes nothing, and the operator's filters survive it.
     _unused, plans = plan(HostRoot("/"), params)
     assert not [p.path for p in plans if p.changed]

@@ -18,6 +18,8 @@ from ansible_collections.accel.openstack.plugins.module_utils._names.custom impo
 from ansible_collections.accel.openstack.plugins.module_utils._names.inventory import INVENTORY_FIELDS
 from ansible_collections.accel.openstack.plugins.module_utils._names.pci import normalize_address
 from ansible_collections.accel.openstack.plugins.module_utils._nova import naming
+from ansible_collections.accel.openstack.plugins.module_utils._nova.libvirt import SECTION as LIBVIRT
+from ansible_collections.accel.openstack.plugins.module_utils._nova.libvirt import libvirt_section
 from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyEntry, parse_policy
 from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import (
     HostSelection,
@@ -63,6 +65,8 @@ class HostInput:
     compute_node_inventories: dict = field(default_factory=dict)
     # The operator's own providers for this host's provider config (Nova's provider config schema).
     extra_providers: tuple[dict, ...] = ()
+    # The operator's [libvirt] options for this host (accel_nova_libvirt; checked by .libvirt).
+    libvirt: object = None
 
     @property
     def nodename(self) -> str:
@@ -221,7 +225,14 @@ def alias_values(policy: list[PolicyEntry], selections: dict[str, HostSelection]
 
 
 # -- per service --------------------------------------------------------------------------------
-def compute_config(selection: HostSelection, aliases: list[str], options: Options) -> IniConfig:
+def offers_vgpu(selection: HostSelection) -> bool:
+    """Whether the host's nova-compute config enables an mdev type (``[devices] enabled_mdev_types``)."""
+    return any(item.parents for item in selection.vgpu)
+
+
+def compute_config(
+    selection: HostSelection, aliases: list[str], options: Options, libvirt: dict[str, list[str]] | None = None
+) -> IniConfig:
     config: IniConfig = {}
     pci: dict[str, list[str]] = {}
     specs = device_spec_values(selection)
@@ -246,6 +257,8 @@ def compute_config(selection: HostSelection, aliases: list[str], options: Option
             if item.entry.max_instances:
                 section["max_instances"] = [str(item.entry.max_instances)]
             config[f"mdev_{item.entry.mdev_type}"] = section
+    if libvirt:
+        config[LIBVIRT] = {key: list(values) for key, values in libvirt.items()}
     return config
 
 
@@ -412,12 +425,18 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
                 "allows one spec per alias: give each entry its own name"
             )
     selections: dict[str, HostSelection] = {}
+    libvirt: dict[str, dict[str, list[str]]] = {}
     for host in hosts:
         _check_host_input(host, errors)
         selection = select(host.nodename, host.facts or {}, policy, options.report_in_placement)
         selections[host.name] = selection
         errors.extend(selection.errors)
         warnings.extend(selection.warnings)
+        libvirt[host.name], libvirt_errors, libvirt_warnings = libvirt_section(
+            host.name, host.libvirt, offers_vgpu(selection)
+        )
+        errors.extend(libvirt_errors)
+        warnings.extend(libvirt_warnings)
     matched = set().union(*(s.matched_entries for s in selections.values())) if selections else set()
     read = sorted(set(names))
     if not read:
@@ -449,7 +468,7 @@ def render_fleet(hosts: list[HostInput], policy_raw: object, options: Options | 
     if errors:
         raise RenderError(errors)
     return FleetRendering(
-        compute={h.name: compute_config(selections[h.name], aliases, options) for h in hosts},
+        compute={h.name: compute_config(selections[h.name], aliases, options, libvirt[h.name]) for h in hosts},
         api=api_config(aliases, options),
         scheduler=scheduler_config(aliases, options),
         conductor=conductor_config(aliases, options),

@@ -15,8 +15,10 @@ compares the results as Nova parses them:
   no entry;
 - comma lists (``enabled_mdev_types``, ``enabled_filters``): the names in order;
   ``[mdev_*] device_addresses``: the set of addresses;
-- ``report_in_placement`` and ``pci_in_placement`` as oslo.config reads a boolean; ``[mdev_*] mdev_class =
-  VGPU`` is Nova's default; any other key: its last value;
+- ``report_in_placement``, ``pci_in_placement`` and the ``[libvirt]`` booleans as oslo.config reads a
+  boolean; ``[mdev_*] mdev_class = VGPU`` and ``[libvirt] live_migration_permit_post_copy = false`` (the
+  default the stage writes on vGPU hosts; no Kolla-Ansible template sets the key) are Nova's defaults; any
+  other key: its last value;
 - provider config documents: their ``providers``, an absent file being an empty list.
 """
 
@@ -33,11 +35,16 @@ from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed imp
     merge_kolla,
     merge_oslo,
 )
+from ansible_collections.accel.openstack.plugins.module_utils._nova.libvirt import POST_COPY
+from ansible_collections.accel.openstack.plugins.module_utils._nova.libvirt_options import OPTIONS as LIBVIRT_OPTIONS
 
 COMMA_LISTS = {("devices", "enabled_mdev_types"), ("filter_scheduler", "enabled_filters")}
 # oslo.config BoolOpt options among the keys the stage writes, and the spellings oslo.config accepts.
-BOOLEAN_KEYS = {("pci", "report_in_placement"), ("filter_scheduler", "pci_in_placement")}
+BOOLEAN_KEYS = {("pci", "report_in_placement"), ("filter_scheduler", "pci_in_placement")} | {
+    ("libvirt", name) for name, spec in LIBVIRT_OPTIONS.items() if spec[0] == "bool"
+}
 BOOLEANS = {"true": "true", "yes": "true", "on": "true", "1": "true", "false": "false", "no": "false", "off": "false"}
+BOOLEANS["0"] = "false"
 NO_DEVICE = {"vendor_id": "ffff", "product_id": "ffff"}
 MAX_COMPARED = 4096  # services x hosts merged for one plan; beyond it the plan is written as planned
 
@@ -90,6 +97,8 @@ def normalized(config: dict) -> dict:
                 continue
             elif (section, key) in BOOLEAN_KEYS:
                 value = BOOLEANS.get(values[-1].strip().lower(), values[-1].strip())
+                if (section, key) == ("libvirt", POST_COPY) and value == "false":
+                    continue
             else:
                 value = values[-1].strip()
             if value != ():

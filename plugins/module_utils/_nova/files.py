@@ -306,6 +306,7 @@ def host_inputs(raw_hosts: list[dict]) -> list[HostInput]:
                 compute_node_traits=tuple(raw.get("compute_node_traits") or ()),
                 compute_node_inventories=dict(raw.get("compute_node_inventories") or {}),
                 extra_providers=tuple(raw.get("provider_config") or ()),
+                libvirt=raw.get("libvirt"),
             )
         )
     return hosts
