@@ -15,7 +15,8 @@ servers' flavors and the ``[pci] alias`` entries. For every consumer holding a d
 - on which other host its exact resources fit now (``targets``, in the RAMWeigher's order) and, per host
   that is no target, why not (``why_not``).
 
-The query for a host is the instance's own allocation: the root's classes in the unsuffixed group, each
+The query for a host is the instance's own allocation: the root's classes in the unsuffixed group (with a
+vGPU's classes when the flavor asks them there, ``resources:VGPU=1``, as Nova asks them again), each other
 device provider's classes in a numbered group (with ``HW_PCI_LIVE_MIGRATABLE`` required for a PCI device,
 which is what Nova's PCI pool filter keeps for a live-migratable request), ``root_required=
 !COMPUTE_STATUS_DISABLED`` as Nova sends it and the flavor's required traits when the flavor is known; the
@@ -331,6 +332,7 @@ class Migration:
             "devices": items,
             "held": held,
             "flavor_traits": _flavor_traits(extra_specs),
+            "flavor_unsuffixed": _unsuffixed_classes(extra_specs),
             "blockers": blockers,
         }
 
@@ -369,6 +371,13 @@ class Migration:
             if provider == root or provider in self.fleet.sharing:
                 for rc, amount in resources.items():
                     unsuffixed[rc] = unsuffixed.get(rc, 0) + amount
+        # a device class the flavor asks in its unsuffixed group (resources:VGPU=1) is asked there again, as
+        # Nova's request spec asks it for the move: the flavor's unsuffixed required traits are then judged
+        # with the device's provider among the group's, as they were when the instance was placed
+        numbered, together = self._device_groups(instance)
+        for item in together:
+            for rc, amount in item["resources"].items():
+                unsuffixed[rc] = unsuffixed.get(rc, 0) + amount
         if unsuffixed:
             parts.append("resources=" + ",".join(f"{rc}:{n}" for rc, n in sorted(unsuffixed.items())))
         if instance["flavor_traits"]["required"] or instance["flavor_traits"]["forbidden"]:
@@ -377,7 +386,7 @@ class Migration:
             )
             parts.append("required=" + ",".join(traits))
         number = 0
-        for item in instance["devices"]:
+        for item in numbered:
             number += 1
             parts.append(f"resources{number}=" + ",".join(f"{rc}:{n}" for rc, n in sorted(item["resources"].items())))
             if item["kind"] == "pci":
@@ -436,14 +445,34 @@ class Migration:
             "first": {u: fits[u] for u in order},
         }
 
+    @staticmethod
+    def _device_groups(instance: dict) -> tuple[list, list]:
+        """(the devices asked each in a numbered group, the vGPUs asked in the unsuffixed group)."""
+        numbered, together = [], []
+        for item in instance["devices"]:
+            if item["kind"] == "vgpu" and set(item["resources"]) <= instance["flavor_unsuffixed"]:
+                together.append(item)
+            else:
+                numbered.append(item)
+        return numbered, together
+
     def _same_types(self, instance: dict, candidate: dict, host: _Host, fleet: Fleet) -> bool:
         mappings = candidate.get("mappings") or {}
-        for number, item in enumerate(instance["devices"], start=1):
+        numbered, together = self._device_groups(instance)
+        for number, item in enumerate(numbered, start=1):
             if item["kind"] != "vgpu":
                 continue
             for uuid in mappings.get(str(number), []):
                 if host.mdev_type(fleet.providers[uuid].name) != item["mdev_type"]:
                     return False
+        # the unsuffixed group's vGPU providers (its other providers are the compute node and sharing ones)
+        wanted = {item["mdev_type"] for item in together}
+        for uuid in mappings.get("", []) if together else []:
+            provider = fleet.providers[uuid]
+            if provider.parent is None or uuid in fleet.sharing:
+                continue
+            if host.mdev_type(provider.name) not in wanted:
+                return False
         return True
 
     def _short_of(self, instance: dict, root: str, fleet: Fleet) -> str:
@@ -500,6 +529,15 @@ def _flavor_traits(extra_specs: Mapping) -> dict:
             elif value == "forbidden":
                 forbidden.add(key[len("trait:") :])
     return {"required": required, "forbidden": forbidden}
+
+
+def _unsuffixed_classes(extra_specs: Mapping) -> set[str]:
+    """The resource classes the flavor asks with ``resources:<CLASS>`` (the unsuffixed group), amount above 0."""
+    found = set()
+    for key, value in extra_specs.items():
+        if isinstance(key, str) and key.startswith("resources:") and str(value).strip() not in ("", "0"):
+            found.add(key[len("resources:") :].upper())
+    return found
 
 
 def _free(fleet: Fleet, root: str, rc: str) -> int:

@@ -15,7 +15,7 @@ the demo's ``accel_placement_config``). Then:
 3. the same scheduler fails two flavors with NoValidHost (nine H100s; an A16 vGPU type no host offers), logging
    at INFO and at DEBUG, and forensics names the failed constraint from each log.
 
-Only the hosts these checks use are pinned (hgx-01, vgpu-a16-01, vgpu-l40s-01, epyc-01): the demo may grow. The
+Only the hosts these checks use are pinned (hgx-01, the two A16 hosts, vgpu-l40s-01, epyc-01): the demo may grow. The
 samples of docs/health.md, docs/migration.md and docs/forensics.md ("On the demo") are this run's output
 (``ACCEL_WRITE_DOCS=1`` writes them there).
 """
@@ -40,6 +40,8 @@ from tests.support.run_demo import demo_placement_config
 pytestmark = pytest.mark.placement
 
 HGX, A16, L40S, EPYC = "hgx-01", "vgpu-a16-01", "vgpu-l40s-01", "epyc-01"
+A16_TWIN = "vgpu-a16-02"
+A16_HOSTS = {A16, A16_TWIN}
 FAILED = "0000:18:00.0"
 H100 = "CUSTOM_NVIDIA_H100"
 COOLDOWN = 600
@@ -295,7 +297,8 @@ def test_nova_s_scheduler_claims_the_demo_flavors_in_placement(scheduled, placem
                                     "DISK_GB": case["flavor"]["disk"]}  # fmt: skip
         landed[flavor] = (names[root[0]], sorted(c for rp, r in claimed.items() if rp != root[0] for c in r.items()))
     assert landed["gpu.h100.1"][0] == HGX and landed["gpu.h100.1"][1] == [(H100, 1)]
-    assert landed["vgpu.a16-4q"] == (A16, [("CUSTOM_VGPU_A16_4Q", 1)])
+    # the demo has two A16 hosts alike: Nova's weighers tie them, and either may take the instance
+    assert landed["vgpu.a16-4q"][0] in A16_HOSTS and landed["vgpu.a16-4q"][1] == [("CUSTOM_VGPU_A16_4Q", 1)]
     assert landed["vgpu.l40s-4q"] == (L40S, [("CUSTOM_VGPU_L40S_4Q", 1)])
     assert landed["general.small"][1] == []
 
@@ -345,13 +348,14 @@ def test_the_demo_s_instances_get_the_targets_placement_answers_for_their_resour
             rp: a["resources"] for rp, a in held.items() if rp in {d["provider_uuid"] for d in instance["devices"]}
         }
     h100, a16, l40s = by_name["train-h100"], by_name["desktop-a16"], by_name["render-l40s"]
-    assert (h100["host"], a16["host"], l40s["host"]) == (HGX, A16, L40S)
+    assert (h100["host"], l40s["host"]) == (HGX, L40S) and a16["host"] in A16_HOSTS
     assert [d["kind"] for d in h100["devices"]] == ["pci"] and [d["kind"] for d in l40s["devices"]] == ["pci"]
     assert a16["devices"][0]["kind"] == "vgpu" and a16["devices"][0]["mdev_type"] == "nvidia-735"
     # the demo's device_spec entries are not tagged live_migratable, nor is its h100 alias
     assert [b["code"] for b in h100["blockers"]] == ["device_not_live_migratable", "alias_not_live_migratable"]
     assert [b["code"] for b in l40s["blockers"]] == ["device_not_live_migratable"]
-    assert a16["blockers"] == []
+    # the vGPU instance can move, and only to the other A16 host: the one other host with its type
+    assert a16["blockers"] == [] and a16["targets"] == sorted(A16_HOSTS - {a16["host"]}), (a16["query"], a16["why_not"])
     assert a16["why_not"][EPYC] == (
         "mdev type nvidia-735 is not in its [devices] enabled_mdev_types; no provider of CUSTOM_VGPU_A16_4Q"
     )
@@ -361,11 +365,11 @@ def test_the_demo_s_instances_get_the_targets_placement_answers_for_their_resour
         """The instance without the provider UUIDs Placement made up, its why_not for the hosts pinned here."""
         out = dict(entry)
         out["devices"] = [{k: v for k, v in d.items() if k != "provider_uuid"} for d in entry["devices"]]
-        out["why_not"] = {h: w for h, w in entry["why_not"].items() if h in {HGX, A16, L40S, EPYC}}
+        out["why_not"] = {h: w for h, w in entry["why_not"].items() if h in {HGX, L40S, EPYC} | A16_HOSTS}
         return out
 
     sample = {
-        "drain": {host: report["drain"][host]["summary"] for host in (HGX, L40S)},
+        "drain": {host: report["drain"][host]["summary"] for host in (HGX, a16["host"], L40S)},
         "instances": [shown(i) for i in report["instances"]],
     }
     rendered = yaml.safe_dump(sample, sort_keys=False, width=110)

@@ -56,8 +56,8 @@ def test_a_vgpu_and_a_tagged_pci_instance_move_to_every_other_host_with_room_mos
         }
     ]
     assert vgpu["query"] == (
-        "resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&resources1=VGPU:1&root_required=!COMPUTE_STATUS_DISABLED"
-    )
+        "resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4,VGPU:1&root_required=!COMPUTE_STATUS_DISABLED"
+    )  # the flavor asks resources:VGPU=1 in its unsuffixed group, and so does the move
     assert _one(report, "vm-pci")["query"].endswith(
         f"resources1={PCI_RC}:1&required1=HW_PCI_LIVE_MIGRATABLE&root_required=!COMPUTE_STATUS_DISABLED"
     )
@@ -187,6 +187,26 @@ def test_a_gpu_of_another_type_on_a_host_that_enables_both_is_no_target():
     entry = _one(_report(inputs), "vm")
     assert entry["why_not"]["gpu-02"] == "no free unit of mdev type nvidia-35"
     assert entry["targets"] == ["gpu-03"]
+
+
+def test_a_flavor_trait_on_the_vgpu_provider_is_judged_with_the_vgpu_in_the_unsuffixed_group():
+    # trait:CUSTOM_VGPU_HOST=required beside resources:VGPU=1: Nova asks both in its unsuffixed group, where the
+    # trait on the vGPU's provider satisfies it; a query with the vGPU in a numbered group would find no host
+    inputs = cloud()
+    for name in ("gpu-01_pci_0000_84_00_0", "gpu-02_pci_0000_84_00_0", "gpu-03_pci_0000_84_00_0"):
+        provider(inputs, name)["traits"] = ["CUSTOM_VGPU_HOST"]
+    place(inputs, "vm", "gpu-01", "vgpu")
+    inputs["servers"][-1]["flavor"]["extra_specs"]["trait:CUSTOM_VGPU_HOST"] = "required"
+    entry = _one(_report(inputs), "vm")
+    assert entry["query"] == (
+        "resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4,VGPU:1&required=CUSTOM_VGPU_HOST"
+        "&root_required=!COMPUTE_STATUS_DISABLED"
+    )
+    assert entry["targets"] == ["gpu-02", "gpu-03"]
+    # a host whose vGPU provider lacks the trait is no target, and says so
+    provider(inputs, "gpu-03_pci_0000_84_00_0")["traits"] = []
+    entry = _one(_report(inputs), "vm")
+    assert entry["targets"] == ["gpu-02"] and "gpu-03" in entry["why_not"]
 
 
 def test_a_quarantined_or_disabled_target_is_no_target():
@@ -553,6 +573,6 @@ def test_disk_on_shared_storage_is_asked_in_the_unsuffixed_group_not_taken_for_a
     report = _report(inputs)
     (entry,) = report["instances"]
     assert entry["blockers"] == [] and entry["host"] == "gpu-01"
-    assert entry["query"].startswith("resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4&resources1=VGPU:1")
+    assert entry["query"].startswith("resources=DISK_GB:20,MEMORY_MB:8192,VCPU:4,VGPU:1&")
     assert entry["targets"] == ["gpu-02", "gpu-03"]
     assert entry["why_not"] == {"gpu-01": "the source host"}  # the storage is no host
