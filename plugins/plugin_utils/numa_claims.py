@@ -54,6 +54,9 @@ PAGE_SIZE_WORDS = ("small", "large", "any")
 THREAD_POLICIES = ("prefer", "isolate", "require")
 
 
+_ANY_CORE = -1  # the key of a pinning on a cell whose cores have one thread each
+
+
 class Fit(list):
     """The indexes (into the host's cells) of the cells the guest nodes get, in the nodes' order, with
     what each node takes there: ``uses[n] = (memory_mb, shared CPUs, page size in KiB, {core index:
@@ -74,6 +77,7 @@ def host_cells(cells: list[Mapping]) -> list[dict]:
         small = max(0, memory_mb * 1024 - sum(size * count for size, count in huge.items())) // SMALL_PAGE_KB
         pages = {SMALL_PAGE_KB: [small, 0], **{size: [count, 0] for size, count in sorted(huge.items())}}
         cores = cell.get("cores")
+        per_core = int(cell.get("threads_per_core") or 1) if cores is not None else 1
         out.append(
             {
                 "id": cell["id"],
@@ -84,8 +88,9 @@ def host_cells(cells: list[Mapping]) -> list[dict]:
                 "vcpus_used": 0,
                 "memory_used": 0,
                 "pages": pages,  # size in KiB: [total, used]
-                "cores": [int(c) for c in cores] if cores is not None else [1] * pcpus,  # free threads
-                "threads_per_core": int(cell.get("threads_per_core") or 1) if cores is not None else 1,
+                "threads_per_core": per_core,
+                # free threads of each core; None when every core has one thread (then counts suffice)
+                "cores": [int(c) for c in cores] if per_core > 1 else None,
             }
         )
     return out
@@ -143,6 +148,11 @@ def pack(cell: dict, count: int, reserved: int, policy: str | None) -> dict[int,
     in the cell under the thread ``policy`` (the siblings an ``isolate`` guest keeps from others included),
     or None when Nova's packing fails."""
     cores, per_core = cell["cores"], cell["threads_per_core"]
+    if cores is None:
+        # one thread per core: every core is alike, and the caller saw to it that enough are free
+        if policy == "require" or (not count and (policy == "isolate" or reserved)):
+            return None
+        return {_ANY_CORE: count + reserved}
     widest = max(cores, default=0)
     if policy == "isolate":
         if widest < per_core or per_core != 1:
@@ -276,5 +286,6 @@ def consume(cells: list[dict], chosen: Fit) -> None:
         cell["vcpus_used"] += shared
         cell["pages"][size][1] += memory_mb * 1024 // size
         for core, threads in takes.items():
-            cell["cores"][core] -= threads
+            if core != _ANY_CORE:
+                cell["cores"][core] -= threads
             cell["pcpus_used"] += threads

@@ -204,7 +204,8 @@ def test_huge_pages_and_thread_policies_are_claimed_one_instance_after_another_a
 
 # -- the rules, one at a time ----------------------------------------------------------------------
 def _fill(cell: dict, want: dict, count: int = 8, **options) -> list:
-    """Claim one instance after another on a one-cell host: per instance (page size, cores left)."""
+    """Claim one instance after another on a one-cell host: per instance (page size, free threads of each
+    core, or of the cell when its cores have one thread each)."""
     cells = host_cells([cell])
     out = []
     for _instance in range(count):
@@ -213,7 +214,8 @@ def _fill(cell: dict, want: dict, count: int = 8, **options) -> list:
             out.append(None)
             continue
         consume(cells, chosen)
-        out.append((chosen.uses[0][2], list(cells[0]["cores"])))
+        left = cells[0]["cores"]
+        out.append((chosen.uses[0][2], list(left) if left is not None else cells[0]["pcpus"] - cells[0]["pcpus_used"]))
     return out
 
 
@@ -239,11 +241,11 @@ def test_a_size_the_memory_is_not_a_multiple_of_is_passed_over():
 def test_huge_pages_leave_less_memory_to_small_pages():
     cell = {"id": 0, "pcpus": 0, "vcpus": 8, "memory_mb": 8192, "hugepages": {"2048": 2048}}  # 4 GiB huge
     assert _fill(cell, {"pcpus": 0, "cpus": 1, "memory_mb": 6144}, 1, pinned=False) == [None]
-    assert _fill(cell, {"pcpus": 0, "cpus": 1, "memory_mb": 4096}, 1, pinned=False) == [(4, [])]
+    assert _fill(cell, {"pcpus": 0, "cpus": 1, "memory_mb": 4096}, 1, pinned=False) == [(4, 0)]
     # pinned guests use free small pages (no over-subscription): one 4 GiB guest fills them
     pinned_cell = dict(cell, pcpus=4, vcpus=0)
     want = {"pcpus": 1, "cpus": 0, "memory_mb": 4096}
-    assert _fill(pinned_cell, want, 2, pinned=True) == [(4, [0, 1, 1, 1]), None]
+    assert _fill(pinned_cell, want, 2, pinned=True) == [(4, 3), None]
 
 
 def test_require_packs_onto_whole_cores_and_needs_siblings():
@@ -278,7 +280,7 @@ def test_isolate_takes_whole_cores_and_is_refused_on_smt_cells():
     flat = {"id": 0, "pcpus": 4, "vcpus": 2, "memory_mb": 65536}
     want = {"pcpus": 2, "cpus": 0, "memory_mb": 1024}
     # with an isolated emulator thread the instance takes three cores; the fourth cannot hold another
-    assert _fill(flat, want, 2, pinned=True, emulator=1, thread_policy="isolate") == [(4, [0, 0, 0, 1]), None]
+    assert _fill(flat, want, 2, pinned=True, emulator=1, thread_policy="isolate") == [(4, 1), None]
     smt = {"id": 0, "pcpus": 8, "vcpus": 0, "memory_mb": 65536, "cores": [2, 2, 2, 2], "threads_per_core": 2}
     assert _fill(smt, want, 1, pinned=True, thread_policy="isolate") == [None]
 
