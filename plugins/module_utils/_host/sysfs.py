@@ -396,7 +396,9 @@ def read_siblings(host: HostRoot, cpus: list[int]) -> list[list[int]]:
         cores.setdefault(threads[0], threads)
     listed = [cpu for core in cores.values() for cpu in core]
     if len(listed) != len(set(listed)) or set(listed) != inside:
-        host.warn(f"the thread siblings of NUMA node CPUs {cpus[:8]} overlap; cores left unknown")
+        first = ",".join(str(cpu) for cpu in cpus[:8])
+        more = f" and {len(cpus) - 8:,} more" if len(cpus) > 8 else ""
+        host.warn(f"the thread siblings of the NUMA node with CPUs {first}{more} do not form cores; cores left unknown")
         return []
     return [cores[first] for first in sorted(cores)]
 
