@@ -242,6 +242,38 @@ def parse_cpu_set(spec: str, largest: int = MAX_HOST_CPUS - 1) -> set[int]:
 
 
 # -- discovery facts --------------------------------------------------------------------------------
+def _node_pages_and_cores(node: Mapping, cpus: list, at: str) -> None:
+    """A NUMA node's ``hugepages`` ({size in KiB: {total, free}}) and ``siblings`` (its CPUs by core)."""
+    pools = node.get("hugepages")
+    if pools is not None:
+        if not isinstance(pools, Mapping) or len(pools) > 64:
+            raise InputError(f"{at}.hugepages is {kind_of(pools)}; give {{page size in KiB: {{total, free}}}}")
+        for size, pool in pools.items():
+            integer(size, f"{at}.hugepages key {shown(size)}", 8, MAX_INT)
+            if not isinstance(pool, Mapping):
+                raise InputError(f"{at}.hugepages[{shown(size)}] is {kind_of(pool)}; give {{total, free}}")
+            for key in ("total", "free"):
+                integer(pool.get(key) or 0, f"{at}.hugepages[{shown(size)}].{key}", 0, _LARGEST)
+    cores = node.get("siblings")
+    if cores is not None:
+        if not isinstance(cores, list):
+            raise InputError(
+                f"{at}.siblings is {kind_of(cores)}; give the node's CPUs by core, e.g. [[0, 64], [1, 65]]"
+            )
+        seen: set = set()
+        inside = {cpu for cpu in cpus if isinstance(cpu, int)}
+        for position, core in enumerate(cores):
+            if not isinstance(core, list) or not core:
+                raise InputError(f"{at}.siblings[{position}] is {kind_of(core)}; give the core's CPU numbers")
+            for cpu in core:
+                if not isinstance(cpu, int) or cpu in seen or cpu not in inside:
+                    raise InputError(
+                        f"{at}.siblings[{position}] names CPU {shown(cpu)} twice or outside the node's cpus; "
+                        "rerun the discover stage"
+                    )
+                seen.add(cpu)
+
+
 def host_facts(facts, where: str) -> dict:
     """Discovery facts (from the discover stage or a fact cache) as plain data, the fields the controller
     computes with checked: ``accel_numa_nodes`` (ids, CPU lists, memory), ``accel_pci_devices`` and the
@@ -277,6 +309,7 @@ def host_facts(facts, where: str) -> dict:
             for position, cpu in enumerate(cpus):
                 integer(cpu, f"{at}.cpus[{position}]", 0, MAX_HOST_CPUS - 1)
             integer(node.get("memory_mb") or 0, f"{at}.memory_mb", 0, _LARGEST)
+            _node_pages_and_cores(node, cpus, at)
     devices = data.get("accel_pci_devices")
     if devices is not None:
         if not isinstance(devices, list):

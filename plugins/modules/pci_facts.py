@@ -121,9 +121,17 @@ ansible_facts:
       type: dict
       sample: {"17": ["0000:17:00.0", "0000:18:00.0", "0000:18:00.1"]}
     accel_numa_nodes:
-      description: NUMA nodes with C(id), C(cpus) (list of CPU numbers) and C(memory_mb).
+      description:
+        - NUMA nodes with C(id), C(cpus) (list of CPU numbers) and C(memory_mb).
+        - C(hugepages) maps each huge page size in KiB to its pool on the node, C({total, free}) (the
+          node's C(hugepages/hugepages-<size>kB/nr_hugepages) and C(free_hugepages)); empty without pools.
+        - C(siblings) lists the node's CPUs by physical core (C(thread_siblings_list)), cores in order of
+          their first CPU; empty when the CPU topology cannot be read.
       type: list
       elements: dict
+      sample:
+        - {id: 0, cpus: [0, 1, 2, 3], memory_mb: 65536, hugepages: {"2048": {total: 1024, free: 1024}},
+           siblings: [[0, 2], [1, 3]]}
     accel_cpu_vendor:
       description: V(intel), V(amd) or V(other).
       type: str

@@ -392,11 +392,11 @@ class Plan:
         """Count one instance of the flavor placed on the host (its instances grow, and in a burst its I/O
         operations: the build is still running)."""
         self.instances[host] = self.instances.get(host, 0) + 1
-        wanted, pinned, emulator, _count = self.numa_of(kind)
+        wanted = self.numa_of(kind)[0]
         if wanted is not None and host in self.cells:
             chosen = self.claim(kind, host)
             if chosen is not None:  # refuses() or pinnable() saw to it that it fits
-                numa_claims.consume(self.cells[host], chosen, wanted, pinned, emulator)
+                numa_claims.consume(self.cells[host], chosen)
         self._raw.pop(self.root_of_name[host], None)
         if self.weighing.drew:
             self.drawn[kind.name] = self.drawn.get(kind.name, 0) + 1
@@ -504,23 +504,32 @@ class Plan:
         return None
 
     def numa_of(self, kind: _Kind) -> tuple:
-        """(instance cells or None, pinned, emulator CPUs, pinned CPU count) of the flavor, kept."""
+        """(instance cells or None, pinned, emulator CPUs, pinned CPU count, the claim's options) of the
+        flavor, kept."""
         found = self._numa.get(kind.name)
         if found is None:
             numa = kind.req.numa or {}
             pinned = numa.get("cpu_policy") in ("dedicated", "mixed")
+            emulator = 1 if pinned and numa.get("emulator_threads_policy") == "isolate" else 0
             found = self._numa[kind.name] = (
                 nova_filters._instance_cells(numa, kind.flavor),
                 pinned,
-                1 if pinned and numa.get("emulator_threads_policy") == "isolate" else 0,
+                emulator,
                 nova_filters.pinned_cpus(numa, kind.flavor),
+                {
+                    "pinned": pinned,
+                    "mixed": numa.get("cpu_policy") == "mixed",
+                    "emulator": emulator,
+                    "pagesize": numa.get("mem_page_size"),
+                    "thread_policy": numa.get("cpu_thread_policy") if pinned else None,
+                },
             )
         return found
 
     def pinnable(self, kind: _Kind, hosts: list[str], via_fallback) -> list[str]:
         """With NUMATopologyFilter enabled, the hosts it keeps on today's usage (``cannot_pin``), before
         Nova weighs them; every host otherwise (the compute refuses, see ``refuses``)."""
-        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        wanted, _pinned, _emulator, pinned_cpus, _options = self.numa_of(kind)
         if wanted is None and not pinned_cpus or "NUMATopologyFilter" not in self.options.enabled_filters:
             return hosts
         return [h for h in hosts if not self.cannot_pin(kind, h, via_fallback(h))]
@@ -532,7 +541,7 @@ class Plan:
         refuses the build and Nova tries the next of the ``MAX_ATTEMPTS`` hosts it chose."""
         if "NUMATopologyFilter" in self.options.enabled_filters:
             return False
-        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        wanted, _pinned, _emulator, pinned_cpus, _options = self.numa_of(kind)
         if wanted is None and not pinned_cpus:
             return False
         why = self.cannot_pin(kind, host, via_fallback)
@@ -550,7 +559,7 @@ class Plan:
 
     def claim(self, kind: _Kind, host: str) -> list[int] | None:
         """The host cells Nova's claim gives the instance on today's usage (``numa_claims.claim``)."""
-        wanted, pinned, emulator, _count = self.numa_of(kind)
+        wanted, _pinned, _emulator, _count, options = self.numa_of(kind)
         cells = self.cells[host]
         ratios = None
         if "NUMATopologyFilter" in self.options.enabled_filters:  # the filter's limits reach the claim
@@ -566,8 +575,7 @@ class Plan:
         return numa_claims.claim(
             cells,
             wanted,
-            pinned=pinned,
-            emulator=emulator,
+            **options,
             ratios=ratios,
             devices=devices,
             pci_requested=bool(kind.req.pci_requests),
@@ -579,7 +587,7 @@ class Plan:
         (PCPU) are all in use; the host's NUMA cells, with what the plan placed there, holding no room for
         the guest's cells (``numa_claims``); or, without NUMATopologyFilter, the filter's own rule."""
         req = kind.req
-        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        wanted, _pinned, _emulator, pinned_cpus, _options = self.numa_of(kind)
         root = self.root_of_name[host]
         if pinned_cpus and req.pcpu_fallback and via_fallback:
             pcpu = self.fleet.providers[root].inventories.get("PCPU")
@@ -593,6 +601,11 @@ class Plan:
             free = ", ".join(
                 f"cell {c['id']}: {c['pcpus'] - c['pcpus_used']} dedicated CPU(s), "
                 f"{c['memory_mb'] - c['memory_used']} MB"
+                + "".join(
+                    f", {total - used} of {total} {size} KiB page(s) free"
+                    for size, (total, used) in c["pages"].items()
+                    if size != numa_claims.SMALL_PAGE_KB
+                )
                 for c in cells[:8]
             )
             shape = ", ".join(
@@ -727,7 +740,7 @@ class Plan:
 
     def cannot_build(self, kind: _Kind, host: str, via_fallback: bool) -> bool:
         """Whether the host cannot pin the instance (``cannot_pin``), for flavors with a NUMA topology."""
-        wanted, _pinned, _emulator, pinned_cpus = self.numa_of(kind)
+        wanted, _pinned, _emulator, pinned_cpus, _options = self.numa_of(kind)
         return (wanted is not None or bool(pinned_cpus)) and self.cannot_pin(kind, host, via_fallback) is not None
 
     def hosts_taking(self, kind: _Kind) -> set[str]:

@@ -21,6 +21,7 @@ from random request IDs (PCI alias groups) are replaced by stable ones (``_pci<N
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -788,6 +789,61 @@ def _cpu_constraints(name: str, vcpus: int, memory_mb: int, specs: dict, image: 
     }
 
 
+_PAGE_BYTES = re.compile(r"([-+]?[0-9]*\.?[0-9]+)([KMGTPEZYRQ]i?)?(b|bit|B)")
+
+
+def _mem_page_size(name: str, specs: dict, image: dict) -> str | int | float | None:
+    """hardware._get_numa_pagesize_constraint: the page size asked (``small``, ``large``, ``any`` or a size
+    in KiB) from ``hw:mem_page_size``, which the image's ``hw_mem_page_size`` may narrow only when the
+    flavor says ``large`` or ``any``; or Nova's refusal."""
+    flavor_request = specs.get("hw:mem_page_size")
+    image_request = image.get("hw_mem_page_size")
+
+    def parsed(request, key: str):
+        text = str(request)
+        if text in ("any", "large", "small"):
+            return text
+        if text.isdigit():
+            return int(text)
+        match = _PAGE_BYTES.fullmatch(text)
+        if not match:
+            raise _refuse(
+                name,
+                key,
+                f"Invalid memory page size '{text}'",
+                f"is {text!r}; give small, large, any, a size in KiB such as 2048, or a size with a unit such as "
+                "2MB or 1GiB",
+            )
+        unit = match.group(2) or ""
+        size = float(match.group(1)) / (8 if match.group(3) != "B" else 1)
+        size *= 1024 ** ("KMGTPEZYRQ".index(unit[0]) + 1 if unit else 0)
+        kib = math.ceil(size) / 1024  # whole bytes, rounded up, as Nova counts them
+        return int(kib) if kib == int(kib) else kib
+
+    if not flavor_request and image_request:
+        raise _refuse(
+            name,
+            "image_properties 'hw_mem_page_size'",
+            f"Page size {image_request} forbidden against '<empty>'",
+            f"is {str(image_request)!r} while the flavor sets no hw:mem_page_size; set hw:mem_page_size=large or any "
+            "on the flavor, or drop the image property",
+        )
+    if not flavor_request:
+        return None
+    size = parsed(flavor_request, "extra_specs 'hw:mem_page_size'")
+    if image_request and size in ("any", "large"):
+        return parsed(image_request, "image_properties 'hw_mem_page_size'")
+    if image_request:
+        raise _refuse(
+            name,
+            "image_properties 'hw_mem_page_size'",
+            f"Page size {image_request} forbidden against '{flavor_request}'",
+            f"is {str(image_request)!r} while the flavor says {str(flavor_request)!r}; only a flavor with "
+            "hw:mem_page_size=large or any lets the image choose",
+        )
+    return size
+
+
 def _pci_numa_policy(name: str, specs: dict, image: dict) -> str | None:
     flavor_policy = specs.get("hw:pci_numa_affinity_policy")
     image_policy = image.get("hw_pci_numa_affinity_policy")
@@ -1068,6 +1124,7 @@ def translate(
         _validate_extra_specs(name, specs)
         _feature_refusal(check_features, name, specs, image, image_name)
         cpu = _cpu_constraints(name, sizes["vcpus"], sizes["ram"], specs, image)
+        page_size = _mem_page_size(name, specs, image)
         _feature_refusal(check_locked_memory, name, specs, image, image_name)
         pci_policy = _pci_numa_policy(name, specs, image)
         pci_requests = _pci_requests(name, specs, aliases, alias_problem, pci_policy, pci_in_placement)
@@ -1093,6 +1150,7 @@ def translate(
         "dedicated_cpus": cpu["dedicated_cpus"],
         "pci_numa_affinity_policy": pci_policy,
         "numa_nodes": cpu["numa_nodes"],
+        "mem_page_size": page_size,
         "vcpus": sizes["vcpus"],
         "memory_mb": sizes["ram"],
     }

@@ -260,7 +260,50 @@ def numa_cells(cells, where: str) -> list[dict]:
         if checked["id"] in seen:
             raise InputError(f"{at}.id {checked['id']} appears twice; each NUMA cell has its own id")
         seen.add(checked["id"])
+        checked.update(_pages_and_cores(cell, checked, at))
         out.append({**cell, **checked})
+    return out
+
+
+def _pages_and_cores(cell: Mapping, checked: dict, at: str) -> dict:
+    """A cell's ``hugepages`` ({size in KiB: pages}, within its memory) and ``cores`` (dedicated CPUs per
+    core, adding up to ``pcpus``) with ``threads_per_core``, checked."""
+    out: dict = {}
+    pools = cell.get("hugepages")
+    if pools is not None:
+        if not isinstance(pools, Mapping) or len(pools) > 64:
+            raise InputError(
+                f"{at}.hugepages is {kind_of(pools)}; give {{page size in KiB: pages}}, e.g. {{'2048': 1024}}"
+            )
+        out["hugepages"] = {
+            str(integer(size, f"{at}.hugepages key {shown(size)}", 8, MAX_INT)): integer(
+                count, f"{at}.hugepages[{shown(size)}]", 0, _LARGEST
+            )
+            for size, count in pools.items()
+        }
+        huge_kb = sum(int(size) * count for size, count in out["hugepages"].items())
+        if huge_kb > checked["memory_mb"] * 1024:
+            raise InputError(
+                f"{at}.hugepages hold {huge_kb // 1024:,} MB, more than the cell's {checked['memory_mb']:,} MB of "
+                "memory; give the pools of this cell only"
+            )
+    cores = cell.get("cores")
+    if cores is not None:
+        if not isinstance(cores, list) or len(cores) > MAX_HOST_CPUS:
+            raise InputError(f"{at}.cores is {kind_of(cores)}; give the dedicated CPUs of each core, e.g. [2, 2]")
+        out["threads_per_core"] = integer(cell.get("threads_per_core") or 1, f"{at}.threads_per_core", 1, 64)
+        out["cores"] = [integer(c, f"{at}.cores[{index}]", 1, 64) for index, c in enumerate(cores)]
+        widest = max(out["cores"], default=1)
+        if widest > out["threads_per_core"]:
+            raise InputError(
+                f"{at}.cores name a core of {widest} dedicated CPUs while threads_per_core is "
+                f"{out['threads_per_core']}; give threads_per_core, the most threads one core of the cell has"
+            )
+        if sum(out["cores"]) != checked["pcpus"]:
+            raise InputError(
+                f"{at}.cores hold {sum(out['cores']):,} dedicated CPU(s) while pcpus is {checked['pcpus']:,}; "
+                "give each core's dedicated CPUs so that they add up to pcpus"
+            )
     return out
 
 

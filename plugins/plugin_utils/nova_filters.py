@@ -241,14 +241,15 @@ def _cpu_list(text: str) -> set[int] | None:
 
 def _instance_cells(numa: Mapping, flavor: Mapping) -> list[dict] | None:
     """The instance's NUMA cells as Nova's numa_get_constraints builds them, each
-    ``{"pcpus": pinned CPUs, "cpus": shared CPUs, "memory_mb"}``; None without an instance NUMA topology.
+    ``{"pcpus": pinned CPUs, "cpus": shared CPUs, "memory_mb"}``; None without an instance NUMA topology
+    (no ``hw:numa_nodes``, no pinned CPUs and no ``hw:mem_page_size``).
 
     CPUs and memory are split evenly in order (cell 0 gets the first CPUs) unless ``hw:numa_cpus.N`` and
     ``hw:numa_mem.N`` assign them; the pinned CPUs of each cell are its CPUs in the dedicated set."""
     specs = flavor.get("extra_specs") or {}
     nodes = numa.get("numa_nodes") or specs.get("hw:numa_nodes")
     policy = numa.get("cpu_policy")
-    if not nodes and policy not in _PINNED:
+    if not nodes and policy not in _PINNED and not numa.get("mem_page_size"):
         return None
     try:
         count = max(int(nodes or 1), 1)

@@ -17,7 +17,8 @@ as Nova 34's libvirt driver reports it:
   ``reserved_host_memory_mb``, ``disk_gb``, ``disk_allocation_ratio``, ``reserved_host_disk_gb``).
 
 The root record also carries the facts Nova's filters use (see ``nova_filters.py``): ``numa_cells``
-(dedicated and shared CPUs and memory per NUMA node), ``pci_pools`` (the devices the policy exposes,
+(dedicated and shared CPUs and memory per NUMA node, with its huge page pools and its cores' thread
+siblings when the facts give them, see ``numa_cell``), ``pci_pools`` (the devices the policy exposes,
 by vendor, product, device type and NUMA node) and ``disabled``. Uuids are derived from the provider
 names, so the same facts always give the same snapshot.
 
@@ -112,6 +113,29 @@ def pci_pools(hostname: str, facts: Mapping, policy, withhold_without_iommu: boo
     ]
 
 
+def numa_cell(node: Mapping, dedicated: set[int], shared: set[int]) -> dict:
+    """One NUMA node as nova-compute reports the cell: its dedicated and shared CPUs and memory; its huge
+    page pools (``hugepages``: {size in KiB: pages}) when it has any; with the node's thread siblings known,
+    ``cores`` (the dedicated CPUs of each core holding any, cores in order of their first CPU) and
+    ``threads_per_core`` (the most CPUs of one core within the dedicated and shared sets)."""
+    cpus = set(node.get("cpus") or [])
+    cell = {
+        "id": node.get("id"),
+        "pcpus": len(dedicated & cpus),
+        "vcpus": len(shared & cpus),
+        "memory_mb": int(node.get("memory_mb") or 0),
+    }
+    pools = {str(size): int(pool.get("total") or 0) for size, pool in (node.get("hugepages") or {}).items()}
+    if any(pools.values()):
+        cell["hugepages"] = {size: total for size, total in pools.items() if total}
+    siblings = node.get("siblings") or []
+    if siblings:
+        allowed = [set(core) & (dedicated | shared) for core in siblings]
+        cell["cores"] = [len(core & dedicated) for core in allowed if core & dedicated]
+        cell["threads_per_core"] = max((len(core) for core in allowed), default=1) or 1
+    return cell
+
+
 def host_tree(hostname: str, facts: Mapping, policy, settings: Mapping) -> list[dict]:
     """The snapshot records of one host's tree, root first."""
     where = f"host {hostname}"
@@ -170,15 +194,10 @@ def host_tree(hostname: str, facts: Mapping, policy, settings: Mapping) -> list[
             "aggregates": list(provider.get("aggregates") or []),
         }
         records.append(record)
-    records[0]["numa_cells"] = [
-        {
-            "id": node.get("id"),
-            "pcpus": len(dedicated & set(node.get("cpus") or [])),
-            "vcpus": len(vcpus & set(node.get("cpus") or [])),
-            "memory_mb": int(node.get("memory_mb") or 0),
-        }
-        for node in nodes
-    ]
+    records[0]["numa_cells"] = [numa_cell(node, dedicated, vcpus) for node in nodes]
+    if any(len(core) > 1 for node in nodes for core in node.get("siblings") or ()):
+        # the libvirt driver reports SMT as this trait (hw:cpu_thread_policy require / isolate ask for it)
+        records[0]["traits"] = sorted({*records[0]["traits"], "HW_CPU_HYPERTHREADING"})
     records[0]["pci_pools"] = pci_pools(hostname, facts, policy)
     records[0]["disabled"] = bool(settings.get("disabled"))
     if records[0]["disabled"]:

@@ -316,6 +316,8 @@ FACTS = {
         ({**FACTS, "accel_numa_nodes": [{"id": 0, "cpus": "0-3", "memory_mb": 1}]}, {}, "cpus is a string"),
         ({**FACTS, "accel_numa_nodes": [{"id": 0, "cpus": list(range(70_000))}]}, {}, "65,536 CPUs"),
         ({**FACTS, "accel_numa_nodes": [{"id": "x", "cpus": [0]}]}, {}, "accel_numa_nodes[0].id"),
+        ({**FACTS, "accel_numa_nodes": [{"id": 0, "cpus": [0], "hugepages": {"2MB": {}}}]}, {}, "hugepages key '2MB'"),
+        ({**FACTS, "accel_numa_nodes": [{"id": 0, "cpus": [0], "siblings": [[0, 9]]}]}, {}, "siblings[0] names CPU 9"),
         ({**FACTS, "accel_pci_devices": ["0000:41:00.0"]}, {}, "accel_pci_devices[0]"),
         ({**FACTS, "accel_pci_devices": [{"address": "0000:41:00.0", "numa_node": 10**30}]}, {}, "numa_node"),
     ],

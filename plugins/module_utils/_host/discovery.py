@@ -151,7 +151,10 @@ def discover(root: str | HostRoot = "/", device_classes=None, run: Runner | None
     facts = {
         "accel_pci_devices": devices,
         "accel_iommu_groups": {str(g): sorted(hw.iommu_groups[g]) for g in sorted(reported_groups)},
-        "accel_numa_nodes": [{"id": n.id, "cpus": n.cpus, "memory_mb": n.memory_mb} for n in hw.numa_nodes],
+        "accel_numa_nodes": [
+            {"id": n.id, "cpus": n.cpus, "memory_mb": n.memory_mb, "hugepages": n.hugepages, "siblings": n.siblings}
+            for n in hw.numa_nodes
+        ],
         "accel_cpu_vendor": hw.cpu_vendor,
         "accel_iommu_enabled": hw.iommu_enabled,
         "accel_kernel_cmdline": hw.kernel_cmdline,

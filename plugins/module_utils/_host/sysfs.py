@@ -87,6 +87,10 @@ class NumaNode:
     id: int
     cpus: list[int]
     memory_mb: int | None
+    # huge page pools: page size in KiB (text) -> {"total": nr_hugepages, "free": free_hugepages}
+    hugepages: dict[str, dict[str, int]] = field(default_factory=dict)
+    # the node's CPUs by physical core (thread_siblings_list), cores in order of their first CPU
+    siblings: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -341,8 +345,62 @@ def read_numa_nodes(host: HostRoot) -> list[NumaNode]:
                 memory_mb = int(match.group(1)) // 1024
             else:
                 host.warn(f"{base}/meminfo: no MemTotal line")
-        nodes.append(NumaNode(id=small_int(entry[4:]), cpus=cpus, memory_mb=memory_mb))
+        nodes.append(
+            NumaNode(
+                id=small_int(entry[4:]),
+                cpus=cpus,
+                memory_mb=memory_mb,
+                hugepages=read_hugepages(host, base),
+                siblings=read_siblings(host, cpus),
+            )
+        )
     return sorted(nodes, key=lambda n: n.id)
+
+
+_HUGEPAGES_DIR = re.compile(r"hugepages-([0-9]{1,10})kB")
+
+
+def read_hugepages(host: HostRoot, base: str) -> dict[str, dict[str, int]]:
+    """The node's huge page pools (``hugepages/hugepages-<size>kB/nr_hugepages`` and ``free_hugepages``):
+    ``{size in KiB: {"total", "free"}}``; a pool whose counts are not numbers is left out with a warning."""
+    pools: dict[str, dict[str, int]] = {}
+    for entry in host.listdir(f"{base}/hugepages", limit=64):
+        match = _HUGEPAGES_DIR.fullmatch(entry)
+        size = small_int(match.group(1)) if match else None
+        if not size:
+            continue
+        counts = {}
+        for key, name in (("total", "nr_hugepages"), ("free", "free_hugepages")):
+            counts[key] = small_int(host.read_attr(f"{base}/hugepages/{entry}/{name}"))
+        if counts["total"] is None or counts["free"] is None:
+            host.warn(f"{base}/hugepages/{entry}: nr_hugepages or free_hugepages is not a whole number; pool skipped")
+            continue
+        pools[str(size)] = {"total": counts["total"], "free": min(counts["free"], counts["total"])}
+    return dict(sorted(pools.items(), key=lambda kv: int(kv[0])))
+
+
+def read_siblings(host: HostRoot, cpus: list[int]) -> list[list[int]]:
+    """The node's CPUs grouped by core (``/sys/devices/system/cpu/cpuN/topology/thread_siblings_list``),
+    each core's CPUs within the node; empty when a CPU's siblings cannot be read (then nothing is known)."""
+    inside = set(cpus)
+    cores: dict[int, list[int]] = {}
+    for cpu in cpus:
+        text = host.read_attr(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        try:
+            threads = sorted(set(parse_int_list(text)) & inside) if text else []
+        except ValueError:
+            host.warn(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list: cannot parse {text[:40]!r}")
+            return []
+        if cpu not in threads:
+            return []
+        cores.setdefault(threads[0], threads)
+    listed = [cpu for core in cores.values() for cpu in core]
+    if len(listed) != len(set(listed)) or set(listed) != inside:
+        first = ",".join(str(cpu) for cpu in cpus[:8])
+        more = f" and {len(cpus) - 8:,} more" if len(cpus) > 8 else ""
+        host.warn(f"the thread siblings of the NUMA node with CPUs {first}{more} do not form cores; cores left unknown")
+        return []
+    return [cores[first] for first in sorted(cores)]
 
 
 def read_cpu_vendor(host: HostRoot) -> str:

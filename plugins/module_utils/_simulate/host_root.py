@@ -428,6 +428,36 @@ def _write_numa(tree, profile) -> None:
             f"{base}/meminfo",
             f"Node {node['id']} MemTotal:       {kb} kB\nNode {node['id']} MemFree:        {kb // 2} kB\n",
         )
+        # huge page pools: {size in KiB: pages} or {size: {total, free}}, as the kernel lays them out
+        for size, pool in (node.get("hugepages") or {}).items():
+            total, free = (
+                (pool.get("total", 0), pool.get("free", pool.get("total", 0)))
+                if isinstance(pool, dict)
+                else (pool, pool)
+            )
+            tree.write(f"{base}/hugepages/hugepages-{size}kB/nr_hugepages", f"{total}\n")
+            tree.write(f"{base}/hugepages/hugepages-{size}kB/free_hugepages", f"{free}\n")
+    # thread siblings when the profile's cpu says threads_per_core: a node's CPU list splits into that
+    # many equal runs and a core holds the k-th CPU of each (the kernel's usual numbering, e.g. 0 and 192)
+    per_core = int((profile.get("cpu") or {}).get("threads_per_core") or 0)
+    if per_core:
+        for node in nodes:
+            cpus = _cpu_numbers(str(node["cpus"]))
+            width = len(cpus) // per_core
+            for k in range(width):
+                core = [cpus[k + width * t] for t in range(per_core)]
+                for cpu in core:
+                    tree.write(
+                        f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list", _ranges(sorted(core)) + "\n"
+                    )
+
+
+def _cpu_numbers(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        lo, _unused, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def _ranges(ids: list[int]) -> str:

@@ -209,6 +209,53 @@ def test_gpus_beside_full_numa_cells_are_stranded():
     assert result["stranded"] == {"gpu1": {"CUSTOM_NVIDIA_H100": {"free": 1, "short": [], "flavors": ["pg"]}}}
 
 
+def test_huge_page_flavors_fill_the_cells_pools_before_memory():
+    # 64 GiB and 8 VCPU in Placement; each cell holds 2 GiB of 2 MiB pages: two 2 GiB guests in all
+    record = numa_host()
+    for cell in record["numa_cells"]:
+        cell["hugepages"] = {"2048": 1024}
+    paged = flavor("hp", vcpus=1, ram=2048, **{"hw:mem_page_size": "large"})
+    result = plan([{"flavor": paged, "count": 4}], {"resource_providers": [record]})
+    assert result["placed"] == {"hp": 2} and result["unplaced"] == {"hp": 2}
+    # without NUMATopologyFilter nova-compute refuses the third, its detail naming the pages left
+    refused = plan([{"flavor": paged, "count": 3}], {"resource_providers": [record]}, enabled_filters=NO_NUMA_FILTER)
+    assert refused["placed"] == {"hp": 2} and refused["refused"]["hp"]["detail"].endswith(
+        "the host's NUMA cells no longer hold the guest's (0 pinned + 1 shared CPU(s), 2048 MB); "
+        "free: cell 0: 3 dedicated CPU(s), 30720 MB, 0 of 1024 2048 KiB page(s) free, "
+        "cell 1: 5 dedicated CPU(s), 30720 MB, 0 of 1024 2048 KiB page(s) free"
+    )
+
+
+def test_thread_policies_pin_by_the_cells_cores():
+    # SMT cells of 2 cores (4 threads) and 2 + 1 half-dedicated cores: require pins 2 CPUs on whole cores
+    record = numa_host()
+    record["traits"] = [*record["traits"], "HW_CPU_HYPERTHREADING"]
+    record["numa_cells"][0].update(pcpus=3, cores=[2, 1], threads_per_core=2)
+    record["numa_cells"][1].update(pcpus=5, cores=[2, 2, 1], threads_per_core=2)
+    require = flavor("rq", vcpus=2, ram=2048, **{"hw:cpu_policy": "dedicated", "hw:cpu_thread_policy": "require"})
+    assert plan([{"flavor": require, "count": 4}], {"resource_providers": [record]})["placed"] == {"rq": 3}
+    # isolate forbids the trait: Placement offers no SMT host
+    isolate = flavor("iso", vcpus=2, ram=2048, **{"hw:cpu_policy": "dedicated", "hw:cpu_thread_policy": "isolate"})
+    assert plan([{"flavor": isolate, "count": 1}], {"resource_providers": [record]})["placed"] == {"iso": 0}
+
+
+def test_cores_that_do_not_add_up_to_the_cells_dedicated_cpus_are_refused():
+    record = numa_host()
+    record["numa_cells"][0]["cores"] = [2, 2]
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": PINNED, "count": 1}], {"resource_providers": [record]})
+    assert "numa_cells[0].cores name a core of 2 dedicated CPUs while threads_per_core is 1" in str(caught.value)
+    record["numa_cells"][0]["threads_per_core"] = 2
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": PINNED, "count": 1}], {"resource_providers": [record]})
+    assert "numa_cells[0].cores hold 4 dedicated CPU(s) while pcpus is 3" in str(caught.value)
+    record = numa_host()
+    record["numa_cells"][1]["hugepages"] = {"1048576": 40}
+    with pytest.raises(CapacityOptionError) as caught:
+        plan([{"flavor": PINNED, "count": 1}], {"resource_providers": [record]})
+    assert "numa_cells[1].hugepages hold 40,960 MB, more than the cell's 32,768 MB" in str(caught.value)
+
+
 def test_a_numa_cell_that_is_not_a_cell_is_refused_naming_the_host():
     record = numa_host()
     record["numa_cells"][1]["pcpus"] = "five"

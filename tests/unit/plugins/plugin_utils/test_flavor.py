@@ -337,3 +337,35 @@ def test_numa_nodes_must_split_cpus_and_memory_evenly():
     assert request.refusal["message"].startswith("Instance CPUs and/or memory cannot be evenly distributed")
     assert "does not divide vcpus (4)" in request.refusal["detail"]
     assert translate(flavor(hw__numa_nodes="2")).numa["numa_nodes"] == 2
+
+
+@pytest.mark.parametrize(
+    ("specs", "image", "size"),
+    [
+        ({"hw:mem_page_size": "2MB"}, {}, 2048),
+        ({"hw:mem_page_size": "1GiB"}, {}, 1048576),
+        ({"hw:mem_page_size": "2048"}, {}, 2048),
+        ({"hw:mem_page_size": "large"}, {}, "large"),
+        ({"hw:mem_page_size": "any"}, {"hw_mem_page_size": "1GB"}, 1048576),
+        ({"hw:mem_page_size": "large"}, {"hw_mem_page_size": "small"}, "small"),
+        ({}, {}, None),
+    ],
+)
+def test_the_page_size_is_the_flavors_or_the_images_within_it(specs, image, size):
+    request = translate({**flavor(), "extra_specs": specs}, image_properties=image)
+    assert request.refusal is None and request.numa["mem_page_size"] == size
+
+
+@pytest.mark.parametrize(
+    ("specs", "image", "message"),
+    [
+        ({"hw:mem_page_size": "2kB"}, {}, "Invalid memory page size '2kB'"),
+        ({}, {"hw_mem_page_size": "2MB"}, "Page size 2MB forbidden against '<empty>'"),
+        ({"hw:mem_page_size": "2MB"}, {"hw_mem_page_size": "1GB"}, "Page size 1GB forbidden against '2MB'"),
+        ({"hw:mem_page_size": "any"}, {"hw_mem_page_size": "huge"}, "Invalid memory page size 'huge'"),
+    ],
+)
+def test_a_page_size_nova_refuses_is_refused_with_novas_words(specs, image, message):
+    request = translate({**flavor(), "extra_specs": specs}, image_properties=image)
+    assert request.refusal["code"] == "invalid_flavor" and request.refusal["message"] == message
+    assert "hw:mem_page_size" in request.refusal["detail"] or "hw_mem_page_size" in request.refusal["detail"]

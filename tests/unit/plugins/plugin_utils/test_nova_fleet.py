@@ -9,7 +9,7 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import 
     nova_fleet,
     parse_cpu_spec,
 )
-from tests.support.fake_sysfs import build_root
+from tests.support.fake_sysfs import build_root, load_profile
 
 H100 = {"name": "h100", "vendor_id": "10de", "product_id": "2330", "mode": "passthrough"}
 
@@ -103,3 +103,43 @@ def test_a_pool_of_devices_neutron_hands_out_carries_its_physical_network(tmp_pa
     assert {p.get("physical_network") for p in pools if p["product_id"] == "101e"} == {"physnet1"}
     assert [p for p in pools if p["product_id"] == "1eb8" and "physical_network" in p] == []
     assert sum(p["count"] for p in pools if p["product_id"] == "1eb8") == 1
+
+
+@pytest.fixture(scope="module")
+def smt_hugepages(tmp_path_factory):
+    """hgx-h100 with two threads per core and huge page pools on node 0 (2 MiB) and node 1 (1 GiB)."""
+    profile = load_profile("hgx-h100")
+    profile["cpu"] = dict(profile["cpu"], threads_per_core=2)
+    profile["numa_nodes"] = [dict(node) for node in profile["numa_nodes"]]
+    profile["numa_nodes"][0]["hugepages"] = {"2048": {"total": 4096, "free": 4000}}
+    profile["numa_nodes"][1]["hugepages"] = {"1048576": 16, "2048": 0}
+    facts, _unused = discover(build_root(profile, str(tmp_path_factory.mktemp("smt"))))
+    return facts
+
+
+def test_discovery_reads_each_nodes_huge_page_pools_and_thread_siblings(smt_hugepages):
+    node0, node1 = smt_hugepages["accel_numa_nodes"]
+    assert node0["hugepages"] == {"2048": {"total": 4096, "free": 4000}}
+    assert node1["hugepages"] == {"2048": {"total": 0, "free": 0}, "1048576": {"total": 16, "free": 16}}
+    # the node's CPU list in two runs, a core holding the k-th CPU of each (0-55,112-167: 0 with 112)
+    assert node0["siblings"][0] == [0, 112] and node0["siblings"][-1] == [55, 167]
+    assert len(node0["siblings"]) == len(node0["cpus"]) // 2
+    assert sorted(cpu for core in node1["siblings"] for cpu in core) == sorted(node1["cpus"])
+
+
+def test_cells_carry_their_huge_pages_and_cores_and_smt_gives_the_hyperthreading_trait(smt_hugepages):
+    # node 0 dedicates 0-7 and 112-115: four whole cores and four cores with one dedicated thread
+    snapshot = nova_fleet({"cn1": smt_hugepages}, [], cpu_dedicated_set="0-7,112-115", cpu_shared_set="8-15")
+    root = root_of(snapshot, "cn1")
+    cell0, cell1 = root["numa_cells"]
+    assert cell0["hugepages"] == {"2048": 4096} and cell1["hugepages"] == {"1048576": 16}
+    assert cell0["cores"] == [2, 2, 2, 2, 1, 1, 1, 1] and cell0["threads_per_core"] == 2
+    assert cell1["pcpus"] == 0 and cell1["cores"] == [] and cell1["threads_per_core"] == 1
+    assert "HW_CPU_HYPERTHREADING" in root["traits"]
+    Fleet.from_snapshot(snapshot)
+
+
+def test_without_smt_or_pools_the_cells_say_nothing_of_them(hgx):
+    root = root_of(nova_fleet({"cn1": hgx}, [], cpu_dedicated_set="0-7"), "cn1")
+    assert all("hugepages" not in cell and "cores" not in cell for cell in root["numa_cells"])
+    assert "HW_CPU_HYPERTHREADING" not in root["traits"]

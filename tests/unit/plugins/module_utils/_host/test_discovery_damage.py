@@ -85,3 +85,38 @@ def test_symlink_loop_is_a_warning(root):
     facts, warnings = discover(root)
     assert GPU in by_address(facts)
     assert any("0000:99:00.0" in w for w in warnings)
+
+
+def _write(root, path, text):
+    os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+    with open(os.path.join(root, path), "w") as handle:
+        handle.write(text)
+
+
+def test_a_huge_page_pool_that_is_not_numbers_is_left_out_with_a_warning(root):
+    pools = "sys/devices/system/node/node0/hugepages"
+    _write(root, f"{pools}/hugepages-2048kB/nr_hugepages", "1024\n")
+    _write(root, f"{pools}/hugepages-2048kB/free_hugepages", "1000\n")
+    _write(root, f"{pools}/hugepages-1048576kB/nr_hugepages", "lots\n")
+    _write(root, f"{pools}/hugepages-1048576kB/free_hugepages", "1\n")
+    _write(root, f"{pools}/hugepages-9{'9' * 40}kB/nr_hugepages", "1\n")  # a size of 41 digits: not a pool
+    facts, warnings = discover(root)
+    assert facts["accel_numa_nodes"][0]["hugepages"] == {"2048": {"total": 1024, "free": 1000}}
+    assert any(
+        w.endswith("hugepages-1048576kB: nr_hugepages or free_hugepages is not a whole number; pool skipped")
+        for w in warnings
+    )
+
+
+def test_thread_siblings_that_do_not_form_cores_leave_the_cores_unknown(root):
+    cpus = discover(root)[0]["accel_numa_nodes"][0]["cpus"]
+    for cpu in cpus:  # every CPU names itself and the next one: overlapping, not cores
+        _write(root, f"sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list", f"{cpu},{cpu + 1}\n")
+    facts, warnings = discover(root)
+    assert facts["accel_numa_nodes"][0]["siblings"] == []
+    assert any("do not form cores; cores left unknown" in w for w in warnings)
+    for cpu in cpus:  # pairs: 0-1, 2-3, ...
+        first = cpu - cpu % 2
+        _write(root, f"sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list", f"{first}-{first + 1}\n")
+    siblings = discover(root)[0]["accel_numa_nodes"][0]["siblings"]
+    assert siblings[0] == [cpus[0], cpus[0] + 1] and sum(map(len, siblings)) == len(cpus)
