@@ -276,7 +276,8 @@ def validate_flavors(snapshot: Mapping, entries, **options) -> dict:
                         "hosts": landing,
                         "message": (
                             f"{name} asks no accelerator but can land on {len(landing)} accelerator host(s) "
-                            f"({', '.join(landing[:5])}{', ...' if len(landing) > 5 else ''}) and take the room "
+                            f"({', '.join(landing[:5])}{f' and {len(landing) - 5} more' if len(landing) > 5 else ''}) "
+                            "and take the room "
                             "GPU flavors need"
                         ),
                         "fix": (

@@ -148,10 +148,11 @@ def answer(fleet: Fleet, request: Request, most: dict[str, int] | None = None, r
 
 
 def totals_words(amount: int, rc: str, free: int, names: list[str], count: int) -> str:
-    """The totals sentence: ``names`` are those of the first four of the ``count`` providers of ``rc``."""
+    """The totals sentence: ``names`` are those of the first (four) of the ``count`` providers of ``rc``; the
+    others are counted, never cut with an ellipsis."""
     return (
         f"the flavor asks {amount} {rc} in total; this host has {free} free over "
-        f"{count} provider(s) ({', '.join(names)}{', ...' if count > 4 else ''})"
+        f"{count} provider(s) ({', '.join(names)}{f' and {count - len(names)} more' if count > len(names) else ''})"
     )
 
 

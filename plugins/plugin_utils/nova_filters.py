@@ -375,9 +375,15 @@ def numa_topology_filter(record: Mapping, req, flavor: Mapping, policy_of, budge
     if not host_cells:
         return None
     wanted = len(cells_wanted)
-    shape = [(c["pcpus"], c["cpus"], c["memory_mb"]) for c in cells_wanted[:4]]
-    listed = [(c.get("id"), c.get("pcpus"), c.get("vcpus"), c.get("memory_mb")) for c in host_cells[:8]]
-    cells_text = f"{listed}{' ...' if len(host_cells) > 8 else ''} as (id, pcpus, vcpus, MB)"
+    shape = "; ".join(
+        f"node {index}: {c['pcpus']} pinned CPU(s), {c['cpus']} shared CPU(s), {c['memory_mb']} MB"
+        for index, c in enumerate(cells_wanted)
+    )
+    cells_text = "; ".join(
+        f"cell {c.get('id')}: {c.get('pcpus') or 0} dedicated CPU(s), {c.get('vcpus') or 0} shared CPU(s), "
+        f"{c.get('memory_mb') or 0} MB"
+        for c in host_cells
+    )
     if len(host_cells) < wanted:
         return f"NUMATopologyFilter: the guest asks {wanted} NUMA node(s); the host has {len(host_cells)} NUMA cell(s)"
     emulator = 1 if numa.get("emulator_threads_policy") == "isolate" and numa.get("cpu_policy") in _PINNED else 0
@@ -385,12 +391,7 @@ def numa_topology_filter(record: Mapping, req, flavor: Mapping, policy_of, budge
         [h for h, host in enumerate(host_cells) if _cell_fits(host, want, emulator if index == 0 else 0)]
         for index, want in enumerate(cells_wanted)
     ]
-    unfit = (
-        "NUMATopologyFilter: no {} host NUMA cell(s) hold the guest's cells {}{} (cells: {})".format(
-            wanted, shape, " ..." if wanted > 4 else "", cells_text
-        )
-        + " as (pinned CPUs, shared CPUs, MB)"
-    )
+    unfit = f"NUMATopologyFilter: no {wanted} host NUMA cell(s) hold the guest's nodes ({shape}) (cells: {cells_text})"
     if any(not hosts for hosts in compatible):
         return unfit.replace(" (cells:", ", one or more fit none of them (cells:", 1)
     budget = budget or Budget()

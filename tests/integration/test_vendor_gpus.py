@@ -1,9 +1,9 @@
 """AMD Instinct MI300X and Intel Data Center GPU Flex 170 VFs end to end, without a pipeline run.
 
 The demo fleet's two hosts of these GPUs (mi300x-01, flex170-01 in inventories/demo) are built from their
-hardware profiles, discovered, rendered with the demo policy's entries for them, checked by Nova 34's own parsers (tests/support/nova_oracle.py: device_spec,
-alias, the PCI-in-Placement view), predicted as Placement providers, and its flavors are fitted to that
-prediction by the collection's Placement solver.
+hardware profiles, discovered, rendered with the demo policy's entries for them, checked by Nova 34's own
+parsers (tests/support/nova_oracle.py: device_spec, alias, the PCI-in-Placement view), predicted as Placement
+providers, and its flavors are fitted to that prediction by the collection's Placement solver.
 """
 
 import pytest

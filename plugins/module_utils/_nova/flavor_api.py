@@ -55,7 +55,8 @@ def read_flavors(compute: Any, names: Iterable[str] | None = None) -> list[dict]
     missing = [name for name in wanted if name not in by_name]
     if missing:
         known = sorted(by_name)
-        shown = ", ".join(known[:SHOWN_NAMES]) + (" ..." if len(known) > SHOWN_NAMES else "")
+        more = len(known) - SHOWN_NAMES
+        shown = ", ".join(known[:SHOWN_NAMES]) + (f" and {more} more" if more > 0 else "")
         raise AccelError(
             f"names: no flavor named {', '.join(missing)} in this cloud; give names the cloud has "
             f"(it has: {shown or 'no flavors'}), or leave names out to read every flavor",

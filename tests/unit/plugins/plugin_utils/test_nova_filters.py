@@ -108,6 +108,12 @@ def test_pinned_instance_must_fit_one_numa_cell():
     cells = [{"id": 0, "pcpus": 8, "memory_mb": 65536}, {"id": 1, "pcpus": 8, "memory_mb": 65536}]
     out = run({"h": {"numa_cells": cells}}, req(numa), {"name": "f", "vcpus": 12, "ram": 4096})
     assert out["hosts"] == [] and "NUMATopologyFilter" in out["removed"]["h"]
+    # the reason names every guest node and every host cell in words, never as Python tuples
+    assert out["removed"]["h"] == (
+        "NUMATopologyFilter: no 1 host NUMA cell(s) hold the guest's nodes (node 0: 12 pinned CPU(s), 0 shared "
+        "CPU(s), 4096 MB), one or more fit none of them (cells: cell 0: 8 dedicated CPU(s), 0 shared CPU(s), "
+        "65536 MB; cell 1: 8 dedicated CPU(s), 0 shared CPU(s), 65536 MB)"
+    )
     two_nodes = dict(numa, numa_nodes=2)
     assert run({"h": {"numa_cells": cells}}, req(two_nodes), {"name": "f", "vcpus": 12, "ram": 4096})["hosts"] == ["h"]
 
