@@ -843,7 +843,15 @@ def _fit_reasons(kinds: list[_Kind], placed: dict[str, int], snapshot: Mapping, 
             kind.reason = report["reason"] or {"code": report["outcome"], "detail": report["message"]}
             continue
         exact = all(n < options.count_limit for n in report["max_instances"].values())
-        if done < alone:
+        numa = getattr(getattr(kind, "req", None), "numa", None) or {}
+        if done < alone and nova_filters._instance_cells(numa, kind.flavor) is not None:
+            # flavor_fit judges each host's empty NUMA cells; the claim fills them instance after instance
+            detail = (
+                f"{done} placed; the NUMA cells, filled instance after instance as Nova's claim fills them, or the "
+                f"demand's other instances took the room for the rest (Placement and the filters on empty cells "
+                f"allow {alone}{'' if exact else ' or more'})"
+            )
+        elif done < alone:
             detail = (
                 f"{done} placed; the demand's other instances took the room for the rest (alone, the fleet "
                 f"takes {alone}{'' if exact else ' or more'})"

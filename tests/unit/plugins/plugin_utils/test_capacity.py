@@ -183,6 +183,13 @@ def test_numa_cells_are_consumed_instance_by_instance_for_pinned_flavors():
     assert result["placed"] == {"p2": 3} and result["unplaced"] == {"p2": 1}
     assert result["left"]["n1"]["PCPU"] == 2  # two dedicated CPUs Placement still offers, one per cell
     assert result["refused"] == {}
+    # flavor_fit judges empty cells (its count takes the VCPU fallback too); the reason says the cells,
+    # filled one by one, may hold fewer
+    assert result["reasons"]["p2"] == {
+        "code": "in_use",
+        "detail": "3 placed; the NUMA cells, filled instance after instance as Nova's claim fills them, or the "
+        "demand's other instances took the room for the rest (Placement and the filters on empty cells allow 8)",
+    }
     # Without NUMATopologyFilter the scheduler sends the fourth there and nova-compute refuses it.
     refused = plan(
         [{"flavor": pinned2, "count": 4}], {"resource_providers": [numa_host()]}, enabled_filters=NO_NUMA_FILTER
