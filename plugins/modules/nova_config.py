@@ -9,8 +9,8 @@ version_added: 1.0.0
 description:
   - Renders, for every host given in O(hosts), the C([pci] device_spec), C([pci] alias),
     C([pci] report_in_placement), C([devices] enabled_mdev_types) and C([mdev_<type>]) keys nova-compute
-    needs, its C([libvirt]) options (O(hosts[].libvirt)), the aliases, C([filter_scheduler] enabled_filters) and C([filter_scheduler] pci_in_placement) nova-api and
-    nova-scheduler need, and a Nova provider config file where the policy asks for custom traits on vGPU
+    needs, its C([libvirt]) options (O(hosts[].libvirt)), the aliases, C([filter_scheduler] enabled_filters)
+    and C([filter_scheduler] pci_in_placement) nova-api and nova-scheduler need, and a Nova provider config file where the policy asks for custom traits on vGPU
     providers or the host for custom compute node traits or inventories.
   - The device policy is validated first; every bad field is reported at once, naming the entry, the field
     and the fix, and nothing is written.
