@@ -97,12 +97,12 @@ def test_facts_and_placement_give_groups_and_device_summaries(fleet, tmp_path):
     hostvars = data["_meta"]["hostvars"]
     assert set(hostvars) == {
         "hgx-01", "workstation-01", "vgpu-a16-01", "vgpu-l40s-01", "mig-01", "net-01", "epyc-01", "legacy-01",
-        "mi300x-01", "flex170-01",
+        "vgpu-a16-02", "mi300x-01", "flex170-01",
     }  # fmt: skip
     # model and mode (the demo policy decides the mode of what it selects)
     assert members(data, "accel_model_10de_2330") == {"hgx-01"}
     assert members(data, "accel_model_10de_1eb8") == {"legacy-01", "net-01"}
-    assert members(data, "accel_mode_vgpu") == {"vgpu-a16-01", "vgpu-l40s-01"}
+    assert members(data, "accel_mode_vgpu") == {"vgpu-a16-01", "vgpu-a16-02", "vgpu-l40s-01"}
     assert {"hgx-01", "mig-01", "net-01", "epyc-01", "legacy-01", "workstation-01"} <= members(
         data, "accel_mode_passthrough"
     )
@@ -164,7 +164,7 @@ def test_facts_alone_take_modes_from_the_facts(fleet, tmp_path):
     )  # fmt: skip
     data = listing(source)
     assert members(data, "accel_mode_mig") == {"mig-01"}
-    assert members(data, "accel_mode_vgpu") == {"vgpu-a16-01", "vgpu-l40s-01"}
+    assert members(data, "accel_mode_vgpu") == {"vgpu-a16-01", "vgpu-a16-02", "vgpu-l40s-01"}
     assert members(data, "accel_model_nvidia_gh100_h100_sxm5_80gb") == {"hgx-01"}
     # without a policy nothing says a host needs passthrough, so only the pending MIG mode counts
     assert members(data, "accel_reboot_pending") == {"mig-01"}

@@ -113,7 +113,7 @@ def test_the_documented_first_run_builds_the_simulated_fleet_and_validates_its_f
     run_dir = work / "accel-try-it"
     inventory = home / ".ansible/collections/ansible_collections/accel/openstack/inventories/demo/hosts.yml"
     hosts = inventory_profiles(str(inventory))
-    assert len(hosts) == 10
+    assert len(hosts) == 11
     for host, profile in hosts.items():
         marker = json.loads((run_dir / "roots" / host / MARKER.lstrip("/")).read_text())
         assert marker == {"profile": profile, "written_by": "accel.openstack.simulated_host"}

@@ -165,7 +165,7 @@ def _string(value: object, spec: tuple) -> tuple[str | None, str | None]:
 
 def _list(value: object) -> tuple[str | None, str | None]:
     items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list | tuple) or isinstance(value, Mapping):
+    if not isinstance(items, (list, tuple)) or isinstance(value, Mapping):
         return None, "must be a list of strings (or one comma-separated string)"
     if len(items) > MAX_ITEMS:
         return None, f"has {len(items)} items; at most {MAX_ITEMS}"
