@@ -112,8 +112,8 @@ def test_facts_and_placement_give_groups_and_device_summaries(fleet, tmp_path):
     # resource classes and traits from Placement, as the placement stage registered them
     assert members(data, "accel_rc_custom_nvidia_h100") == {"hgx-01"}
     assert members(data, "accel_trait_custom_gpu_nvlink") == {"hgx-01"}
-    assert members(data, "accel_trait_custom_vgpu_a16") == {"vgpu-a16-01"}
-    assert members(data, "accel_rc_custom_vgpu_a16_4q") == {"vgpu-a16-01"}
+    assert members(data, "accel_trait_custom_vgpu_a16") == {"vgpu-a16-01", "vgpu-a16-02"}
+    assert members(data, "accel_rc_custom_vgpu_a16_4q") == {"vgpu-a16-01", "vgpu-a16-02"}
     hgx = hostvars["hgx-01"]
     assert hgx["accel_fleet_resource_classes"]["CUSTOM_NVIDIA_H100"] == {
         "total": 8, "reserved": 0, "used": 0, "providers": 8,
