@@ -10,10 +10,14 @@ The data module needs no YAML parser at run time (module_utils run on managed ho
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
+
+if __package__:
+    from tests.support import generator_cli
+else:  # run as a script (make names, make catalog): its own folder comes first on sys.path
+    import generator_cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -73,17 +77,7 @@ def literal(value, depth: int = 0) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--print", action="store_true", help="print the module instead of writing it")
-    args = parser.parse_args()
-    text = render(load())
-    if args.print:
-        sys.stdout.write(text)
-        return 0
-    with open(TARGET, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(f"wrote {TARGET}")
-    return 0
+    return generator_cli.run(__doc__, TARGET, lambda: render(load()))
 
 
 if __name__ == "__main__":

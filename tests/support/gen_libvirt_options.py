@@ -11,20 +11,17 @@ and compares the output with the file, so a Nova upgrade shows up there.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import warnings
 
+if __package__:
+    from tests.support import generator_cli
+else:  # run as a script (make names, make catalog): its own folder comes first on sys.path
+    import generator_cli
+
 warnings.simplefilter("ignore")
 
-TARGET = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-    "plugins",
-    "module_utils",
-    "_nova",
-    "libvirt_options.py",
-)
+TARGET = generator_cli.module_utils_path("_nova", "libvirt_options.py")
 
 HEADER = '''\
 # Copyright: accel.openstack contributors
@@ -103,17 +100,7 @@ def from_nova() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--print", action="store_true", help="print the module instead of writing it")
-    args = parser.parse_args()
-    text = from_nova()
-    if args.print:
-        sys.stdout.write(text)
-        return 0
-    with open(TARGET, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(f"wrote {TARGET}")
-    return 0
+    return generator_cli.run(__doc__, TARGET, from_nova)
 
 
 if __name__ == "__main__":

@@ -11,17 +11,14 @@ Run it with the Python of a venv that has the pinned packages (the Nova venv has
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-TARGET = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-    "plugins",
-    "module_utils",
-    "_names",
-    "standard.py",
-)
+if __package__:
+    from tests.support import generator_cli
+else:  # run as a script (make names, make catalog): its own folder comes first on sys.path
+    import generator_cli
+
+TARGET = generator_cli.module_utils_path("_names", "standard.py")
 
 HEADER = '''\
 # Copyright: accel.openstack contributors
@@ -71,17 +68,7 @@ def from_packages() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--print", action="store_true", help="print the module instead of writing it")
-    args = parser.parse_args()
-    text = from_packages()
-    if args.print:
-        sys.stdout.write(text)
-        return 0
-    with open(TARGET, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(f"wrote {TARGET}")
-    return 0
+    return generator_cli.run(__doc__, TARGET, from_packages)
 
 
 if __name__ == "__main__":
