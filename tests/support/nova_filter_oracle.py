@@ -178,16 +178,6 @@ def _case(conf, case: dict) -> dict:
     return {name: bool(f.host_passes(_host_state(case["host"]), spec)) for name, f in filters.items()}
 
 
-def run(cases: list[dict]) -> list[dict]:
-    conf = _setup()
-    results = []
-    for case in cases:
-        result = _case(conf, case)
-        result["id"] = case.get("id")
-        results.append(result)
-    return results
-
-
 def ask(cases: list[dict], timeout: int = 300) -> list[dict]:
     """Client side (test process): run the cases in one nova-venv process and return its results."""
     from tests.support import nova_venv
@@ -196,6 +186,6 @@ def ask(cases: list[dict], timeout: int = 300) -> list[dict]:
 
 
 if __name__ == "__main__":
-    from nova_venv import serve
+    from nova_venv import serve_cases
 
-    sys.exit(serve(run))
+    sys.exit(serve_cases(_setup, _case))

@@ -209,16 +209,6 @@ def _schedule(ctxt, spec, answers: list) -> dict:
     }
 
 
-def run(cases: list[dict]) -> list[dict]:
-    conf = _setup()
-    results = []
-    for case in cases:
-        result = _case(conf, case)
-        result["id"] = case.get("id")
-        results.append(result)
-    return results
-
-
 def ask(cases: list[dict], timeout: int = 600) -> list[dict]:
     """Client side (test process): run the cases in one nova-venv process and return its results."""
     from tests.support import nova_venv
@@ -228,6 +218,6 @@ def ask(cases: list[dict], timeout: int = 600) -> list[dict]:
 
 if __name__ == "__main__":
     # Run as a script in the nova venv: this folder is on sys.path, the collection's tests package is not.
-    from nova_venv import serve
+    from nova_venv import serve_cases
 
-    sys.exit(serve(run))
+    sys.exit(serve_cases(_setup, _case))

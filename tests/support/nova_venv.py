@@ -42,3 +42,18 @@ def serve(run) -> int:
 
     json.dump(run(json.load(sys.stdin)), sys.stdout, default=str)
     return 0
+
+
+def serve_cases(setup, one) -> int:
+    """Script side: ``setup()`` once, then each case answered with ``one(conf, case)``, tagged with its ``id``."""
+
+    def run(cases: list[dict]) -> list[dict]:
+        conf = setup()
+        results = []
+        for case in cases:
+            result = one(conf, case)
+            result["id"] = case.get("id")
+            results.append(result)
+        return results
+
+    return serve(run)
