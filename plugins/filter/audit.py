@@ -4,15 +4,17 @@
 
 from __future__ import annotations
 
-from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import adopt
-from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import values
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.audit.cloud import AuditInputError, audit_cloud
-from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import reached, tables
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 @filter_errors
 def _device_policy_from_nova(deployed, facts=None):
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.adopt import adopt
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.deployed import values
+
     deployed = check("device_policy_from_nova", "deployed", deployed, "mapping")
     facts = check("device_policy_from_nova", "facts", facts, "mapping", optional=True) or {}
     for host, services in deployed.items():
@@ -27,6 +29,8 @@ OPTIONS = ("hypervisor_hostnames", "flavor_options", "inventory_hosts", "instanc
 
 @filter_errors
 def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findings=None, **options):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.audit.cloud import AuditInputError, audit_cloud
+
     hosts = check("audit_cloud", "hosts", hosts, "mapping")
     deployed = check("audit_cloud", "deployed", deployed, "mapping")
     fleet = check("audit_cloud", "fleet", fleet, "mapping")
@@ -49,11 +53,15 @@ def _audit_cloud(hosts, deployed, fleet, flavors=None, policy=None, extra_findin
 
 @filter_errors
 def _audit_tables(findings):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import tables
+
     return tables(list(check("audit_tables", "findings", findings, "list", optional=True) or []))
 
 
 @filter_errors
 def _audit_reached(findings, fail_on="error"):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.audit.findings import reached
+
     findings = list(check("audit_reached", "findings", findings, "list", optional=True) or [])
     return reached(findings, check("audit_reached", "fail_on", fail_on, "string"))
 

@@ -4,18 +4,23 @@
 
 from __future__ import annotations
 
-from ansible_collections.accel.openstack.plugins.module_utils._ironic.node_classes import (
-    DEFAULT_PRIORITY,
-    MAX_BASE_PRIORITY,
-    baremetal_rules,
-    baremetal_summary,
-)
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import ArgumentTypeError, check, filter_errors
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 @filter_errors
-def baremetal_inspection_rules(policy, priority=DEFAULT_PRIORITY):
+def baremetal_inspection_rules(policy, priority=None):
     """``accel_device_policy | accel.openstack.baremetal_inspection_rules``: ironic_inspection_rule options."""
+    from ansible_collections.accel.openstack.plugins.module_utils._ironic.node_classes import (
+        DEFAULT_PRIORITY,
+        MAX_BASE_PRIORITY,
+        baremetal_rules,
+    )
+
+    if priority is None:
+        priority = DEFAULT_PRIORITY
     policy = list(check("baremetal_inspection_rules", "_input", policy, "list"))
     priority = check("baremetal_inspection_rules", "priority", priority, "integer", minimum=0)
     if priority > MAX_BASE_PRIORITY:
@@ -29,6 +34,8 @@ def baremetal_inspection_rules(policy, priority=DEFAULT_PRIORITY):
 @filter_errors
 def baremetal_node_classes(policy):
     """``accel_device_policy | accel.openstack.baremetal_node_classes``: class, traits and flavor keys."""
+    from ansible_collections.accel.openstack.plugins.module_utils._ironic.node_classes import baremetal_summary
+
     return baremetal_summary(list(check("baremetal_node_classes", "_input", policy, "list")))
 
 

@@ -3,11 +3,15 @@
 """The bounded_yaml filter (documented in bounded_yaml.yml)."""
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.yaml_bounds import check_document
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 @filter_errors
 def bounded_yaml(text, where):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.yaml_bounds import check_document
+
     check("bounded_yaml", "where", where, "string")
     check_document(text, where)
     return text

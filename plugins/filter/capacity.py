@@ -6,15 +6,36 @@
 from __future__ import annotations
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_table
-from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_metrics import capacity_metrics
-from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_report import capacity_html
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
+
+
+@filter_errors
+def _capacity_metrics(*args, **kwargs):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_metrics import capacity_metrics
+
+    return capacity_metrics(*args, **kwargs)
+
+
+@filter_errors
+def _capacity_table(*args, **kwargs):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.capacity import capacity_table
+
+    return capacity_table(*args, **kwargs)
+
+
+@filter_errors
+def _capacity_html(*args, **kwargs):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.capacity_report import capacity_html
+
+    return capacity_html(*args, **kwargs)
 
 
 class FilterModule:
     def filters(self):
         return {
-            "capacity_metrics": filter_errors(capacity_metrics),
-            "capacity_table": filter_errors(capacity_table),
-            "capacity_html": filter_errors(capacity_html),
+            "capacity_metrics": _capacity_metrics,
+            "capacity_table": _capacity_table,
+            "capacity_html": _capacity_html,
         }

@@ -4,14 +4,17 @@
 
 from __future__ import annotations
 
-from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings
-from ansible_collections.accel.openstack.plugins.module_utils._cyborg.chain import chain_findings
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 @filter_errors
 def device_profile_chain(flavors, cyborg, fleet):
     """``flavors | accel.openstack.device_profile_chain(cyborg_info, fleet)``: one finding per broken chain."""
+    from ansible_collections.accel.openstack.plugins.module_utils._cyborg.chain import chain_findings
+
     flavors = list(check("device_profile_chain", "_input", flavors, "list"))
     cyborg = dict(check("device_profile_chain", "cyborg", cyborg, "mapping"))
     fleet = dict(check("device_profile_chain", "fleet", fleet, "mapping"))
@@ -21,6 +24,8 @@ def device_profile_chain(flavors, cyborg, fleet):
 @filter_errors
 def cyborg_arq_findings(report):
     """``arq_report | accel.openstack.cyborg_arq_findings``: audit findings of the ARQs that are not ok."""
+    from ansible_collections.accel.openstack.plugins.module_utils._cyborg.arqs import arq_findings
+
     return arq_findings(dict(check("cyborg_arq_findings", "_input", report, "mapping")))
 
 

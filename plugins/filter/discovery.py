@@ -38,10 +38,13 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.plugin_utils.discovery_report import discovery_report
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 def _discovery_report(facts):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.discovery_report import discovery_report
+
     if not isinstance(facts, Mapping):
         raise AnsibleFilterError("discovery_report expects a dict of accel_* facts, e.g. hostvars[inventory_hostname]")
     return discovery_report({k: facts[k] for k in facts if str(k).startswith("accel_")})

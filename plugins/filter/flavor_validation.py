@@ -8,15 +8,14 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.module_utils._errors import AccelError
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
-from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import (
-    compute_flavor_keys,
-    flavor_table,
-    validate_flavors,
-)
-from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 def _nova_fleet(hosts, policy=None, host_options=None, **options):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.nova_fleet import nova_fleet
+
     try:
         return nova_fleet(hosts, policy, host_options, **options)
     except AccelError as exc:
@@ -24,6 +23,8 @@ def _nova_fleet(hosts, policy=None, host_options=None, **options):
 
 
 def _validate_flavors(flavors, fleet, **options):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import validate_flavors
+
     try:
         return validate_flavors(fleet, list(flavors or []), **options)
     except AccelError as exc:
@@ -31,6 +32,8 @@ def _validate_flavors(flavors, fleet, **options):
 
 
 def _compute_flavor_keys(flavor):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import compute_flavor_keys
+
     try:
         return compute_flavor_keys(inputs.plain(flavor, "compute_flavor_keys: flavor"))
     except AccelError as exc:
@@ -38,6 +41,8 @@ def _compute_flavor_keys(flavor):
 
 
 def _flavor_table(result):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.flavor_validation import flavor_table
+
     try:
         return flavor_table(inputs.plain(result, "flavor_table: result") or {})
     except AccelError as exc:

@@ -8,7 +8,9 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.plugin_utils import inputs
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import FlavorError, translate
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 @filter_errors
@@ -23,6 +25,8 @@ def nova_request(
     details=False,
 ):
     """``flavor | accel.openstack.nova_request(...)``: the query strings Nova sends for the flavor."""
+    from ansible_collections.accel.openstack.plugins.plugin_utils.flavor import FlavorError, translate
+
     name = "nova_request"
     flavor = check(name, "flavor", flavor, "mapping")
     image_properties = check(name, "image_properties", image_properties, "mapping", optional=True)

@@ -6,24 +6,11 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
 from ansible_collections.accel.openstack.plugins.module_utils._inputs import host_facts
-from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
-    HostInput,
-    Options,
-    RenderError,
-    alias_values,
-    device_spec_values,
-    render_fleet,
-)
-from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
-from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import (
-    PredictionError,
-    nova_providers,
-)
-from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
-from ansible_collections.accel.openstack.plugins.module_utils._nova.sharing_plan import host_plan
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 def _facts_of(value, plugin: str = "nova", option: str = "facts") -> dict:
@@ -44,6 +31,9 @@ def _common(plugin: str, facts, policy, hostname, report_in_placement) -> tuple[
 @filter_errors
 def nova_providers_filter(facts, policy, hostname, report_in_placement=False, **options):
     """``facts | accel.openstack.nova_providers(policy, hostname)``: the predicted provider tree."""
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.providers import PredictionError, nova_providers
+
     facts, policy, hostname, report_in_placement = _common(
         "nova_providers", facts, policy, hostname, report_in_placement
     )
@@ -56,6 +46,10 @@ def nova_providers_filter(facts, policy, hostname, report_in_placement=False, **
 @filter_errors
 def nova_device_spec(facts, policy, hostname="localhost", report_in_placement=False):
     """``facts | accel.openstack.nova_device_spec(policy)``: the ``[pci] device_spec`` values (JSON lines)."""
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.config import device_spec_values
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+
     facts, policy, hostname, report_in_placement = _common(
         "nova_device_spec", facts, policy, hostname, report_in_placement
     )
@@ -76,6 +70,10 @@ def nova_pci_alias(policy, hosts_facts=None):
     ``hosts_facts`` maps host names to their facts; device types of entries without ``device_type``
     are taken from the devices they match there (type-PCI when they match none).
     """
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.config import alias_values
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError, parse_policy
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.selection import select
+
     policy = check("nova_pci_alias", "policy", policy, "list")
     hosts_facts = check("nova_pci_alias", "hosts_facts", hosts_facts, "mapping", optional=True) or {}
     try:
@@ -95,6 +93,15 @@ def nova_pci_alias(policy, hosts_facts=None):
 @filter_errors
 def nova_compute_conf(facts, policy, hostname, report_in_placement=False):
     """``facts | accel.openstack.nova_compute_conf(policy, hostname)``: the nova-compute INI fragment text."""
+    from ansible_collections.accel.openstack.plugins.module_utils._host.ini_file import render_text
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.config import (
+        HostInput,
+        Options,
+        RenderError,
+        render_fleet,
+    )
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
+
     facts, policy, hostname, report_in_placement = _common(
         "nova_compute_conf", facts, policy, hostname, report_in_placement
     )
@@ -112,6 +119,9 @@ def nova_compute_conf(facts, policy, hostname, report_in_placement=False):
 @filter_errors
 def gpu_sharing_plan(devices, policy):
     """``accel_pci_devices | accel.openstack.gpu_sharing_plan(policy)``: sriov_vfs/nvidia_vgpu/nvidia_mig calls."""
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.policy import PolicyError
+    from ansible_collections.accel.openstack.plugins.module_utils._nova.sharing_plan import host_plan
+
     if not isinstance(devices, list):
         raise AnsibleFilterError("gpu_sharing_plan: expected accel_pci_devices (a list) as input")
     devices = check("gpu_sharing_plan", "accel_pci_devices", devices, "list")

@@ -7,15 +7,18 @@ validation_report.yml beside this file (one sidecar per filter, as ansible-doc r
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import check, filter_errors
-from ansible_collections.accel.openstack.plugins.plugin_utils.validation import (
-    ValidationInputError,
-    validate_requests,
-    validation_report,
-)
+
+# What the filters need is imported when one is called: Ansible loads every filter file of the collection
+# to find a filter by name (docs/decisions.md, "Filter files import when called").
 
 
 @filter_errors
 def _validate_requests(requests, fleet, count_limit=64):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.validation import (
+        ValidationInputError,
+        validate_requests,
+    )
+
     requests = list(check("validate_requests", "requests", requests, "list", optional=True) or [])
     fleet = check("validate_requests", "fleet", fleet, "mapping")
     count_limit = check("validate_requests", "count_limit", count_limit, "integer", minimum=1)
@@ -27,6 +30,8 @@ def _validate_requests(requests, fleet, count_limit=64):
 
 @filter_errors
 def _validation_report(results):
+    from ansible_collections.accel.openstack.plugins.plugin_utils.validation import validation_report
+
     return validation_report(list(check("validation_report", "results", results, "list", optional=True) or []))
 
 

@@ -9,13 +9,19 @@ import of the collection; anything else is a layering error:
 - the OpenStack service rooms (``_placement``, ``_cyborg``, ``_ironic``) do not import each other; they share
   ``_openstack`` (the module base, the request loop, the redaction of credentials), which imports only the base;
 - the solver depends only on the fleet model (``fleet``, ``request``), names, errors and Placement's settings;
-- modules import no ``plugin_utils``.
+- modules import no ``plugin_utils``;
+- a filter file imports, when it is loaded, only the argument checks and what they stand on: Ansible's
+  loader imports every filter file of the collection to find one filter by name, in every worker process
+  (docs/decisions.md, "Filter files import when called").
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -153,3 +159,49 @@ def test_the_check_catches_each_way_of_importing(tmp_path, room, source):
         assert any(not allowed(room, name) for name in imported(str(path)))
     finally:
         PLUGINS = saved
+
+
+# What loading every filter file may import of the collection (besides the packages above them).
+FILTER_LOAD = {"plugin_utils.arguments", "plugin_utils.inputs", "module_utils._errors", "module_utils._inputs"}
+LOAD_ALL_FILTERS = """
+import importlib, json, os, sys
+sys.path.insert(0, sys.argv[1])
+before = set(sys.modules)
+for name in sorted(os.listdir(sys.argv[2])):
+    if name.endswith(".py"):
+        importlib.import_module("ansible_collections.accel.openstack.plugins.filter." + name[:-3])
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def loaded_by_filter_files(plugins: str) -> set[str]:
+    """The collection modules (below plugins/, no packages, no filter files) that loading every filter
+    file of ``plugins`` imports, in a fresh interpreter as Ansible's worker process is."""
+    collections = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(plugins))))
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_ALL_FILTERS, collections, os.path.join(plugins, "filter")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = {name[len(PREFIX) :] for name in json.loads(done.stdout) if name.startswith(PREFIX)}
+    return {name for name in names if name.split(".")[0] != "filter" and name not in ("module_utils", "plugin_utils")}
+
+
+def test_loading_every_filter_file_imports_only_the_argument_checks():
+    plugins = os.path.join(REPO, ".build", "collections", "ansible_collections", "accel", "openstack", "plugins")
+    assert os.path.isdir(plugins), "make collection links the checkout where the tests import it"
+    assert loaded_by_filter_files(plugins) == FILTER_LOAD
+
+
+def test_the_filter_load_check_catches_a_heavy_import_at_the_top(tmp_path):
+    collection = tmp_path / "ansible_collections" / "accel" / "openstack"
+    plugins = collection / "plugins"
+    os.makedirs(plugins / "filter")
+    for room in ("module_utils", "plugin_utils"):
+        os.symlink(os.path.join(PLUGINS, room), plugins / room)
+    (plugins / "filter" / "heavy.py").write_text(
+        "from " + PREFIX + "plugin_utils.arguments import check\nfrom " + PREFIX + "plugin_utils.solver import solve\n"
+    )
+    loaded = loaded_by_filter_files(str(plugins))
+    assert loaded > FILTER_LOAD and "plugin_utils.solver" in loaded
