@@ -3,7 +3,7 @@ _names/pci.py does, on valid addresses and on hostile text alike."""
 
 import pytest
 
-from ansible_collections.accel.openstack.plugins.module_utils._host import gpu_restore
+from ansible_collections.accel.openstack.plugins.module_utils._host import boot_state, gpu_restore
 from ansible_collections.accel.openstack.plugins.module_utils._names import pci
 
 VALID = ["0000:41:00.0", "0000:00:00.7", "10000:00:05.0", "ffffffff:ff:1f.7", "0001:ab:cd.3", "abcd:ef:01.2"]
@@ -60,3 +60,7 @@ def test_every_case_variant_of_a_valid_address_agrees():
     for text in VALID:
         for variant in (text.upper(), text.swapcase(), text.title()):
             assert gpu_restore.is_normal_address(variant) is pci.is_normal_address(variant), variant
+
+
+def test_pci_facts_reads_the_boot_state_where_the_restore_code_writes_it():
+    assert boot_state.PATH == gpu_restore.BOOT_STATE
