@@ -9,9 +9,11 @@ from ansible_collections.accel.openstack.plugins.plugin_utils.arguments import A
 # What the filters need is imported when one is called: Ansible loads every filter file of the collection
 # to find a filter by name (docs/decisions.md, "Filter files import when called").
 
+_DEFAULT_PRIORITY = object()  # node_classes.DEFAULT_PRIORITY, taken when the filter is called
+
 
 @filter_errors
-def baremetal_inspection_rules(policy, priority=None):
+def baremetal_inspection_rules(policy, priority=_DEFAULT_PRIORITY):
     """``accel_device_policy | accel.openstack.baremetal_inspection_rules``: ironic_inspection_rule options."""
     from ansible_collections.accel.openstack.plugins.module_utils._ironic.node_classes import (
         DEFAULT_PRIORITY,
@@ -19,7 +21,7 @@ def baremetal_inspection_rules(policy, priority=None):
         baremetal_rules,
     )
 
-    if priority is None:
+    if priority is _DEFAULT_PRIORITY:
         priority = DEFAULT_PRIORITY
     policy = list(check("baremetal_inspection_rules", "_input", policy, "list"))
     priority = check("baremetal_inspection_rules", "priority", priority, "integer", minimum=0)
