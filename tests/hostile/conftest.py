@@ -15,6 +15,10 @@ import sys
 
 import pytest
 
+from tests.support.zip_code_cache import enable as keep_compiled_module_code
+
+keep_compiled_module_code()  # the modules of the playbooks the cases run compile their sources once
+
 CASE_SECONDS = 30
 SECRET = "TOPSECRET-OUTSIDE-THE-ROOT"
 OUTSIDE_FILES = {

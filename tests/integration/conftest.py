@@ -13,6 +13,9 @@ from tests.support.cyborg_server import CyborgServer
 from tests.support.ironic_server import IronicServer
 from tests.support.nova_api import NovaApiServer
 from tests.support.placement_server import PlacementServer
+from tests.support.zip_code_cache import enable as keep_compiled_module_code
+
+keep_compiled_module_code()  # the modules of every playbook the tests run compile their sources once
 
 COSTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_costs.json")
 
