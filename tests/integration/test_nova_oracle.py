@@ -497,16 +497,18 @@ REFUSALS = {
 }
 
 
-@pytest.mark.parametrize("case", list(REFUSALS))
-def test_we_refuse_what_nova_refuses_and_write_nothing(fleet, case):
-    policy, ours, spec, in_placement, theirs = REFUSALS[case]
-    host = next(h for h in fleet if h.name == ("vgpu-a16" if case == "pf-with-same-id-vfs" else "sriov-nic"))
-    with pytest.raises(AccelError) as refused:
-        render_fleet([host], policy, Options(report_in_placement=in_placement))
-    assert ours in str(refused.value) and "device policy entry 1" in str(refused.value)
-    placement = "report_in_placement = true\n" if in_placement else ""
-    (answer,) = nova_oracle.ask(
-        [
+def refusal_host(fleet, case: str):
+    return next(h for h in fleet if h.name == ("vgpu-a16" if case == "pf-with-same-id-vfs" else "sriov-nic"))
+
+
+@pytest.fixture(scope="module")
+def refusal_answers(fleet) -> dict:
+    """What Nova says of each refused device_spec, all asked of one nova-venv process."""
+    cases = []
+    for case, (_policy, _ours, spec, in_placement, _theirs) in REFUSALS.items():
+        placement = "report_in_placement = true\n" if in_placement else ""
+        host = refusal_host(fleet, case)
+        cases.append(
             {
                 "id": case,
                 "hostname": host.name,
@@ -514,8 +516,17 @@ def test_we_refuse_what_nova_refuses_and_write_nothing(fleet, case):
                 "devices": host.facts["accel_pci_devices"],
                 "card_serials": True,
             }
-        ]
-    )
+        )
+    return {answer["id"]: answer for answer in nova_oracle.ask(cases)}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_we_refuse_what_nova_refuses_and_write_nothing(fleet, refusal_answers, case):
+    policy, ours, _spec, in_placement, theirs = REFUSALS[case]
+    with pytest.raises(AccelError) as refused:
+        render_fleet([refusal_host(fleet, case)], policy, Options(report_in_placement=in_placement))
+    assert ours in str(refused.value) and "device policy entry 1" in str(refused.value)
+    answer = refusal_answers[case]
     assert not answer["compute"]["ok"]
     assert theirs in answer["compute"]["error"]
 

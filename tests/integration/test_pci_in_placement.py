@@ -95,8 +95,10 @@ def transcript(stdout: str) -> list[str]:
 
 
 def masked(text: str) -> str:
-    """Elapsed seconds differ from run to run."""
-    return re.sub(r"\b\d+ s of ", "N s of ", text)
+    """Elapsed seconds differ from run to run, and so does how often a wait says the same state again
+    before nova-compute has reported: a line equal to the one before it (once masked) is said once."""
+    lines = re.sub(r"\b\d+ s of ", "N s of ", text).split("\n")
+    return "\n".join(line for number, line in enumerate(lines) if number == 0 or line != lines[number - 1])
 
 
 def allocated(host: str) -> dict:
