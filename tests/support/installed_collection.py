@@ -17,6 +17,8 @@ import sys
 
 import yaml
 
+from tests.support.cache import accel_cache
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -39,9 +41,7 @@ def user_venv() -> str:
     with open(os.path.join(REPO, "requirements.txt")) as handle:
         wanted = [pin("ansible-core"), handle.read()]
     key = hashlib.sha256("\n".join([sys.version, *wanted]).encode()).hexdigest()[:12]
-    cache = os.environ.get("ACCEL_VENV_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "accel-openstack", "venvs"
-    )
+    cache = os.environ.get("ACCEL_VENV_CACHE") or accel_cache("venvs")
     venv = os.path.join(cache, f"user-venv-{key}")
     os.makedirs(cache, exist_ok=True)
     with open(venv + ".lock", "w") as lock:

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import os
 
+from tests.support.cache import accel_cache
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def default_directory() -> str:
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(cache, "accel-openstack", "zip-code")
 
 
 def enable(environ=None) -> None:
@@ -27,6 +24,6 @@ def enable(environ=None) -> None:
         del environ["ACCEL_ZIP_CODE_CACHE"]
         return
     if not environ.get("ACCEL_ZIP_CODE_CACHE"):
-        environ["ACCEL_ZIP_CODE_CACHE"] = default_directory()
+        environ["ACCEL_ZIP_CODE_CACHE"] = accel_cache("zip-code")
     paths = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != HERE]
     environ["PYTHONPATH"] = os.pathsep.join([HERE, *paths])
