@@ -14,7 +14,7 @@
 # interpreter behind it, so `python3` names the same venv before and after .venv/bin comes first on PATH.
 # The packages are installed by uv (requirements/uv.txt, itself installed once by pip into the cache),
 # which takes about a tenth of pip's time and installs the same pinned set; ACCEL_VENV_INSTALLER=pip
-# installs with pip instead, as does a machine where uv cannot be installed.
+# installs with pip instead, as does a machine where uv cannot be installed or cannot install the set.
 set -euo pipefail
 link=${1:?usage: tests/venv.sh LINK PYTHON REQUIREMENTS}
 python=${2:?usage: tests/venv.sh LINK PYTHON REQUIREMENTS}
@@ -56,9 +56,8 @@ if [[ ! -f $target/.complete ]]; then
   echo "building $link from $requirements (cached as $target)"
   "$base" -m venv "$target"
   uv=$(installer)
-  if [[ -n $uv ]]; then
-    "$uv" pip install --quiet --compile-bytecode --python "$target/bin/python" -r "$requirements"
-  else
+  if [[ -z $uv ]] || ! "$uv" pip install --quiet --compile-bytecode --python "$target/bin/python" -r "$requirements"; then
+    [[ -z $uv ]] || echo "tests/venv.sh: uv could not install $requirements; pip installs it instead" >&2
     "$target/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
   fi
   touch "$target/.complete"
