@@ -25,43 +25,53 @@ interpreter=$(command -v "$python") || { echo "tests/venv.sh: no interpreter $py
 base=$("$interpreter" -c 'import sys; print(getattr(sys, "_base_executable", "") or sys.executable)')
 base=$(readlink -f "$base")
 version=$("$base" -c 'import sys; print(sys.version)')
-key=$({ cat "$requirements"; echo "$version"; echo "$base"; echo "format 2"; } | sha256sum | cut -c1-16)
-name=$(basename "$link")
-target="$cache/${name#.}-$key"
-mkdir -p "$cache"
-
-# uv, in a venv of its own beside the others (built once per pin and interpreter); prints its path, or
-# nothing where it cannot be had.
-installer() {
-  [[ ${ACCEL_VENV_INSTALLER:-uv} == pip ]] && return 0
-  local uv_key tool
-  uv_key=$({ cat "$root/requirements/uv.txt"; echo "$version"; echo "$base"; } | sha256sum | cut -c1-16)
-  tool="$cache/uv-$uv_key"
-  (
-    exec 8>"$tool.lock"
-    flock 8
-    if [[ ! -f $tool/.complete ]]; then
-      rm -rf "$tool"
-      "$base" -m venv "$tool" && "$tool/bin/python" -m pip install -q --disable-pip-version-check \
-        -r "$root/requirements/uv.txt" && touch "$tool/.complete"
-    fi
-  ) >&2 || { rm -rf "$tool"; echo "tests/venv.sh: uv could not be installed; pip installs instead" >&2; return 0; }
-  echo "$tool/bin/uv"
+# The cache key of a venv for requirements file $1: the file, the base interpreter and this script's format.
+key_of() {
+  { cat "$1"; echo "$version"; echo "$base"; echo "format 2"; } | sha256sum | cut -c1-16
 }
 
-exec 9>"$target.lock"
-flock 9
-if [[ ! -f $target/.complete ]]; then
-  rm -rf "$target"
-  echo "building $link from $requirements (cached as $target)"
-  "$base" -m venv "$target"
-  uv=$(installer)
-  if [[ -z $uv ]] || ! "$uv" pip install --quiet --compile-bytecode --python "$target/bin/python" -r "$requirements"; then
-    [[ -z $uv ]] || echo "tests/venv.sh: uv could not install $requirements; pip installs it instead" >&2
-    "$target/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+# ensure DIR REQUIREMENTS INSTALLER LABEL: the venv DIR for REQUIREMENTS (LABEL names it in the progress
+# line), built once under DIR.lock; it counts only once DIR/.complete is written, and a half-built one is
+# built again. INSTALLER uv installs the packages with uv where uv can be had and can install them, with
+# pip otherwise; INSTALLER pip uses pip. A failed step returns 1 (also where the caller tests the status,
+# which turns set -e off).
+ensure() {
+  local dir=$1 reqs=$2 installer=$3 label=$4 lock uv=""
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  if [[ ! -f $dir/.complete ]]; then
+    rm -rf "$dir"
+    echo "building $label from $reqs (cached as $dir)"
+    "$base" -m venv "$dir" || return 1
+    [[ $installer != uv ]] || uv=$(uv_binary)
+    if [[ -z $uv ]] || ! "$uv" pip install --quiet --compile-bytecode --python "$dir/bin/python" -r "$reqs"; then
+      [[ -z $uv ]] || echo "tests/venv.sh: uv could not install $reqs; pip installs it instead" >&2
+      "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$reqs" || return 1
+    fi
+    touch "$dir/.complete" || return 1
   fi
-  touch "$target/.complete"
-fi
+  exec {lock}>&-
+}
+
+# uv, in a venv of its own beside the others (installed by pip); prints its path, or nothing where it
+# cannot be had.
+uv_binary() {
+  local tool
+  tool="$cache/uv-$(key_of "$root/requirements/uv.txt")"
+  if ( ensure "$tool" "$root/requirements/uv.txt" pip uv ) >&2; then
+    echo "$tool/bin/uv"
+  else
+    rm -rf "$tool"
+    echo "tests/venv.sh: uv could not be installed; pip installs instead" >&2
+  fi
+}
+
+name=$(basename "$link")
+target="$cache/${name#.}-$(key_of "$requirements")"
+mkdir -p "$cache"
+installer=${ACCEL_VENV_INSTALLER:-uv}
+[[ $installer == pip ]] || installer=uv
+ensure "$target" "$requirements" "$installer" "$link"
 if [[ -L $link || ! -e $link ]]; then
   ln -sfn "$target" "$link"
 else
