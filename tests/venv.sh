@@ -61,7 +61,6 @@ uv_binary() {
   if ( ensure "$tool" "$root/requirements/uv.txt" pip uv ) >&2; then
     echo "$tool/bin/uv"
   else
-    rm -rf "$tool"
     echo "tests/venv.sh: uv could not be installed; pip installs instead" >&2
   fi
 }
