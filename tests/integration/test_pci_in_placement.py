@@ -7,7 +7,8 @@ Before the move, nova-compute (tests/support/nova_compute.py, Nova's ``_update_t
 without report_in_placement, and three instances hold allocations as a cloud without PCI-in-Placement has them
 (VCPU and MEMORY_MB only): one on each host holding its T4, and one on t4-01 without a device. While the playbook
 runs, a watcher restarts "nova-compute" (one more periodic update with Nova's code) on each host whose nova.conf.d
-file the playbook changed while report_in_placement is on in it, with that file.
+file the playbook changed while report_in_placement is on in it, with that file: when the stage's wait has looked
+once and asks for it, or after the run (NovaComputes).
 
 A check-mode run writes nothing anywhere; a run without the confirmation, and one with a problem the pre-check
 finds (a second alias of the same name), refuse before writing. Run 1, limited
@@ -124,23 +125,43 @@ def tree_digest(top: str) -> str:
 
 
 class NovaComputes:
-    """Restarts nova-compute (one periodic update with Nova's code) on each compute host whose nova.conf.d file
-    the playbook turned report_in_placement on in, once per change of the file."""
+    """nova-compute as an operator restarts it while the stage runs: on each compute host whose nova.conf.d file
+    the playbook turned report_in_placement on in, once per change of the file, one periodic update with Nova's
+    code. The restart comes when the stage asks for it, and its update reaches Placement after the wait's first
+    look (a real restart takes seconds: config, hypervisor, message bus); a file that changed where the stage
+    asked nothing (pci_in_placement on t4-01, the scheduler step) is read by a restart after the run."""
 
     def __init__(self, cloud, placement):
         self.cloud, self.placement = cloud, placement
         self.seen = {host: conf_text(cloud["roots"][host]) for host in COMPUTE}
+        self.pending: list[str] = []
         self.results: list[dict] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.watch, daemon=True)
 
+    def asked(self, host: str) -> bool:
+        """Whether the running stage's wait looked once for ``host`` and found it not done yet."""
+        try:
+            with open(self.cloud["live_log"]) as handle:
+                out = handle.read()
+        except OSError:
+            return False
+        return re.search(rf'"msg": "{re.escape(host)}: \d+ of \d+ PCI providers, [^"]* s of \d+ s"', out) is not None
+
     def watch(self) -> None:
-        while not self.stop.is_set():
+        while True:
+            stopping = self.stop.is_set()
             for host in COMPUTE:
                 text = conf_text(self.cloud["roots"][host])
                 if text != self.seen[host] and "report_in_placement = true" in text:
                     self.seen[host] = text
+                    self.pending.append(host)
+            for host in list(self.pending):
+                if stopping or self.asked(host):
+                    self.pending.remove(host)
                     self.results += update(self.placement, self.cloud, host)
+            if stopping:
+                return
             time.sleep(0.5)
 
     def __enter__(self):
@@ -149,7 +170,7 @@ class NovaComputes:
 
     def __exit__(self, *exc) -> None:
         self.stop.set()
-        self.thread.join(timeout=120)
+        self.thread.join(timeout=400)
 
 
 def update(placement, cloud, host: str) -> list[dict]:
@@ -167,10 +188,15 @@ def run(cloud, limit: str | None = None, check: bool = False, **extra) -> subpro
     if limit:
         cmd += ["--limit", limit]
     env = ansible_env(ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
-    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=400, check=False)
+    # The output goes to the run's log as it comes (NovaComputes reads what the stage asks); stdout is the log.
+    cloud["live_log"] = os.path.join(cloud["log_dir"], f"run-{len(cloud['logs']) + 1}.log")
+    with open(cloud["live_log"], "w") as log:
+        done = subprocess.run(
+            cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.PIPE, text=True, timeout=400, check=False
+        )
+    with open(cloud["live_log"]) as log:
+        done.stdout = log.read()
     cloud["logs"].append(done.stdout)
-    with open(os.path.join(cloud["log_dir"], f"run-{len(cloud['logs'])}.log"), "w") as handle:
-        handle.write(done.stdout)
     return done
 
 

@@ -1,14 +1,14 @@
 """Run a script under the nova venv's interpreter with JSON cases on stdin and JSON results on stdout.
 
 The oracles (``nova_oracle.py``, ``nova_flavor_oracle.py``) are such scripts: Nova's own code runs in
-``.venv-nova`` (``make nova-venv``), never in the test process.
+``.venv-nova`` (``make nova-venv``), never in the test process; each run is a process forked from one that
+has imported Nova already (``nova_forks.py``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -22,15 +22,11 @@ def nova_python() -> str:
 
 
 def ask(script: str, cases: list[dict], timeout: int, what: str) -> list[dict]:
-    """The script's results for ``cases``, from one process in the nova venv."""
-    proc = subprocess.run(
-        [nova_python(), os.path.abspath(script)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    """The script's results for ``cases``, from one process in the nova venv (forked from the process that
+    has imported Nova once: tests/support/nova_forks.py)."""
+    from tests.support import nova_forks
+
+    proc = nova_forks.run(nova_python(), script, json.dumps(cases), timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{what} failed ({proc.returncode}): {proc.stderr[-3000:]}")
     return json.loads(proc.stdout)
