@@ -98,7 +98,7 @@ class _Server:
             if not chunk:
                 raise RuntimeError(f"the Nova fork server ended: {self.log_tail()}")
             self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+        line, _newline, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
 
     def log_tail(self) -> str:
@@ -218,7 +218,7 @@ def _serve() -> int:
         pid = os.fork()
         if pid == 0:
             os._exit(_child(request["script"], request["stdin"], out_path, err_path))
-        _, status = os.waitpid(pid, 0)
+        status = os.waitpid(pid, 0)[1]
         rc = os.waitstatus_to_exitcode(status)
         answer = {"rc": rc}
         for key, path in (("stdout", out_path), ("stderr", err_path)):
