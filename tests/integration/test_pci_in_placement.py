@@ -146,7 +146,8 @@ class NovaComputes:
                 out = handle.read()
         except OSError:
             return False
-        return re.search(rf'"msg": "{re.escape(host)}: \d+ of \d+ PCI providers, [^"]* s of \d+ s"', out) is not None
+        looks = rf"\[{re.escape(host)}\] {re.escape(host)}: \d+ of \d+ PCI providers, .* s of \d+ s"
+        return any(re.fullmatch(looks, line) for line in transcript(out))
 
     def watch(self) -> None:
         while True:
